@@ -1,0 +1,5 @@
+/**
+ * The in-memory lock store: for tests and single-process use. Depends only on {@code
+ * dev.pubsubworker.core}.
+ */
+package dev.pubsubworker.backend.memory;

@@ -1,0 +1,101 @@
+package dev.pubsubworker.core;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * The arguments of one {@link LockBackend#claim} call.
+ *
+ * @param key the lock key; its validity is the backend's to judge ({@link
+ *     LockBackend#validateKey}), so the only check here is that it is not null
+ * @param lease how long the claim protects the key if it is neither extended, completed nor
+ *     released; at least one millisecond
+ * @param ttl how long a CLAIMED record is kept after its lease lapses before it may be physically
+ *     removed (the record's {@code expiresAt} is {@code leaseExpiry + ttl} while CLAIMED). Size it
+ *     so that lease + ttl outlives any holder that could still be alive: while the record exists
+ *     the fence keeps rising, so a zombie is refused; once removed, a new record restarts at fence
+ *     1. Defaults to {@link #DEFAULT_TTL}.
+ * @param claimToken the caller's id for this claim attempt: 1 to {@value #MAX_TOKEN_LENGTH}
+ *     printable ASCII characters, unique per attempt. Retrying a claim whose response was lost
+ *     with the same token re-affirms the claim (no self-lock, no second fence bump).
+ * @param fingerprint an optional payload fingerprint stored with the claim (at most {@value
+ *     #MAX_FINGERPRINT_LENGTH} characters), or {@code null}; returned to later claimers so that a
+ *     key reused for a different payload can be reported
+ */
+public record ClaimRequest(
+    String key, Duration lease, Duration ttl, String claimToken, String fingerprint) {
+
+  /** Default record retention past a lapsed lease: 24 hours, the guard's default ttl. */
+  public static final Duration DEFAULT_TTL = Duration.ofHours(24);
+
+  /** Longest claim token accepted. */
+  public static final int MAX_TOKEN_LENGTH = 128;
+
+  /** Longest fingerprint accepted. */
+  public static final int MAX_FINGERPRINT_LENGTH = 256;
+
+  /**
+   * Validates the components.
+   *
+   * @throws NullPointerException if {@code key}, {@code lease}, {@code ttl} or {@code claimToken}
+   *     is null
+   * @throws IllegalArgumentException if a duration is shorter than one millisecond, or the token
+   *     or fingerprint is malformed; the message names the component and the value's problem
+   */
+  public ClaimRequest {
+    Objects.requireNonNull(key, "key");
+    requireAtLeastOneMilli(lease, "lease");
+    requireAtLeastOneMilli(ttl, "ttl");
+    Objects.requireNonNull(claimToken, "claimToken");
+    if (claimToken.isEmpty() || claimToken.length() > MAX_TOKEN_LENGTH) {
+      throw new IllegalArgumentException(
+          "claimToken must be 1 to "
+              + MAX_TOKEN_LENGTH
+              + " characters, but was "
+              + claimToken.length());
+    }
+    for (int i = 0; i < claimToken.length(); i++) {
+      char c = claimToken.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        throw new IllegalArgumentException(
+            "claimToken must be printable ASCII without spaces, but has U+"
+                + String.format("%04X", (int) c)
+                + " at index "
+                + i);
+      }
+    }
+    if (fingerprint != null && fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
+      throw new IllegalArgumentException(
+          "fingerprint must be at most "
+              + MAX_FINGERPRINT_LENGTH
+              + " characters, but was "
+              + fingerprint.length());
+    }
+  }
+
+  /**
+   * A request with the {@link #DEFAULT_TTL} and no fingerprint.
+   *
+   * @throws IllegalArgumentException as the canonical constructor
+   */
+  public static ClaimRequest of(String key, Duration lease, String claimToken) {
+    return new ClaimRequest(key, lease, DEFAULT_TTL, claimToken, null);
+  }
+
+  /** This request with another ttl. */
+  public ClaimRequest withTtl(Duration newTtl) {
+    return new ClaimRequest(key, lease, newTtl, claimToken, fingerprint);
+  }
+
+  /** This request with another fingerprint ({@code null} for none). */
+  public ClaimRequest withFingerprint(String newFingerprint) {
+    return new ClaimRequest(key, lease, ttl, claimToken, newFingerprint);
+  }
+
+  static void requireAtLeastOneMilli(Duration d, String name) {
+    Objects.requireNonNull(d, name);
+    if (d.toMillis() < 1) {
+      throw new IllegalArgumentException(name + " must be >= 1ms, but was " + d);
+    }
+  }
+}

@@ -1,0 +1,77 @@
+package dev.pubsubworker.core;
+
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * Observes what the guard does, for metrics and audit. Every method has an empty default, so a
+ * listener implements only what it needs.
+ *
+ * <p>Contract: listeners are called synchronously on the thread where the event happened (the
+ * caller's thread, or the shared heartbeat scheduler for extensions), so they must be fast and
+ * thread-safe. A listener that throws is logged and ignored: observation never changes control
+ * flow.
+ */
+public interface GuardListener {
+
+  /** The store verbs, for {@link #backendCall}. */
+  enum Verb {
+    CLAIM,
+    COMPLETE,
+    RELEASE,
+    EXTEND
+  }
+
+  /** Why a lease was lost, for {@link #leaseLost}. */
+  enum LeaseLoss {
+    /** An extension found the fence stale: another claim took the key. */
+    FENCE_STALE,
+    /** Extensions failed in the store until the lease ran out. */
+    STORE_UNREACHABLE
+  }
+
+  /** A claim was won; the work is about to run. */
+  default void claimed(String key, long fence, boolean reclaim) {}
+
+  /** {@code lock} found the key DONE and skipped the work. */
+  default void duplicate(String key) {}
+
+  /**
+   * The key was held by another live claim (or, for a mutex, DONE) and the work did not run.
+   *
+   * @param leaseExpiry the holder's lease expiry on the backend clock, or null when DONE
+   */
+  default void contended(String key, Instant leaseExpiry) {}
+
+  /** DONE was recorded after the work ran for {@code workTime}. */
+  default void completed(String key, long fence, Duration workTime) {}
+
+  /**
+   * The claim was released: after a mutex's work, or after work that threw.
+   *
+   * @param afterFailure true if the work threw
+   */
+  default void released(String key, long fence, boolean afterFailure) {}
+
+  /** The heartbeat extended the lease. */
+  default void leaseExtended(String key, long fence) {}
+
+  /** The lease was lost while the work ran. */
+  default void leaseLost(String key, long fence, LeaseLoss cause) {}
+
+  /** The work succeeded but {@code complete} found the fence stale. */
+  default void fencedOut(String key, long fence) {}
+
+  /** The work succeeded but {@code complete} (or a mutex's release) failed in the store. */
+  default void completeFailed(String key, long fence, RuntimeException error) {}
+
+  /** A delivery's fingerprint differed from the stored one. */
+  default void fingerprintMismatch(String key) {}
+
+  /**
+   * One store call finished.
+   *
+   * @param succeeded false if it threw
+   */
+  default void backendCall(Verb verb, Duration latency, boolean succeeded) {}
+}
