@@ -106,8 +106,8 @@ public final class CallOptions {
   }
 
   /**
-   * The payload fingerprint to store with the claim and compare against the stored one (e.g. a
-   * hex SHA-256 of the payload; at most {@value ClaimRequest#MAX_FINGERPRINT_LENGTH} characters).
+   * The payload fingerprint to store with the claim and compare against the stored one (e.g. a hex
+   * SHA-256 of the payload; at most {@value ClaimRequest#MAX_FINGERPRINT_LENGTH} characters).
    */
   public CallOptions fingerprint(String value) {
     Objects.requireNonNull(value, "fingerprint");

@@ -16,8 +16,8 @@ import java.util.Objects;
  *     the fence keeps rising, so a zombie is refused; once removed, a new record restarts at fence
  *     1. Defaults to {@link #DEFAULT_TTL}.
  * @param claimToken the caller's id for this claim attempt: 1 to {@value #MAX_TOKEN_LENGTH}
- *     printable ASCII characters, unique per attempt. Retrying a claim whose response was lost
- *     with the same token re-affirms the claim (no self-lock, no second fence bump).
+ *     printable ASCII characters, unique per attempt. Retrying a claim whose response was lost with
+ *     the same token re-affirms the claim (no self-lock, no second fence bump).
  * @param fingerprint an optional payload fingerprint stored with the claim (at most {@value
  *     #MAX_FINGERPRINT_LENGTH} characters), or {@code null}; returned to later claimers so that a
  *     key reused for a different payload can be reported
@@ -39,8 +39,8 @@ public record ClaimRequest(
    *
    * @throws NullPointerException if {@code key}, {@code lease}, {@code ttl} or {@code claimToken}
    *     is null
-   * @throws IllegalArgumentException if a duration is shorter than one millisecond, or the token
-   *     or fingerprint is malformed; the message names the component and the value's problem
+   * @throws IllegalArgumentException if a duration is shorter than one millisecond, or the token or
+   *     fingerprint is malformed; the message names the component and the value's problem
    */
   public ClaimRequest {
     Objects.requireNonNull(key, "key");

@@ -5,8 +5,8 @@ import java.util.Objects;
 /**
  * A delivery's payload fingerprint differs from the one stored for its key, and the guard is
  * configured with {@link FingerprintPolicy#REJECT}: the key is reused for a different payload (a
- * key collision or a producer bug), so treating the delivery as a duplicate would silently drop
- * it. The work did not run; the delivery should be nacked and, eventually, dead-lettered.
+ * key collision or a producer bug), so treating the delivery as a duplicate would silently drop it.
+ * The work did not run; the delivery should be nacked and, eventually, dead-lettered.
  */
 public final class FingerprintMismatchException extends RuntimeException {
 

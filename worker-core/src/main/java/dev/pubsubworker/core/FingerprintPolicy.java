@@ -1,8 +1,8 @@
 package dev.pubsubworker.core;
 
 /**
- * What the guard does when a delivery's payload fingerprint differs from the fingerprint stored
- * for its key (on a DONE record, or a live claim). Fingerprints are compared only when both are
+ * What the guard does when a delivery's payload fingerprint differs from the fingerprint stored for
+ * its key (on a DONE record, or a live claim). Fingerprints are compared only when both are
  * present.
  */
 public enum FingerprintPolicy {

@@ -38,8 +38,8 @@ import org.slf4j.LoggerFactory;
  *       LockResult.Duplicate} (the key was DONE; the work was skipped). Both mean "settled:
  *       acknowledge".
  *   <li>A key held by a live claim throws {@link KeyInProgressException}: "retry later". It is an
- *       exception, not a third result, so that a caller who ignores the result cannot acknowledge
- *       a delivery whose work never ran. {@code mutex} throws it as well on a DONE key.
+ *       exception, not a third result, so that a caller who ignores the result cannot acknowledge a
+ *       delivery whose work never ran. {@code mutex} throws it as well on a DONE key.
  *   <li>The work's own exception propagates unchanged, after the claim is released so a retry can
  *       run at once.
  *   <li>A store failure before the work runs propagates as {@link LockBackendException} (after up
@@ -61,8 +61,8 @@ import org.slf4j.LoggerFactory;
  * an extension finds the fence stale, or the store cannot be reached until the lease runs out, the
  * {@link WorkContext} reports the lease lost (and the work's thread is interrupted if configured).
  *
- * <p>Thread-safe; one guard serves a whole process. {@link #close()} stops the heartbeat
- * scheduler the guard created (not one passed in, and not the backend).
+ * <p>Thread-safe; one guard serves a whole process. {@link #close()} stops the heartbeat scheduler
+ * the guard created (not one passed in, and not the backend).
  */
 public final class IdempotencyGuard implements AutoCloseable {
 
@@ -139,8 +139,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return {@link LockResult.Executed} if the work ran in this call, {@link LockResult.Duplicate}
    *     if the key was already DONE
    * @throws KeyInProgressException if another live claim holds the key (retry later)
-   * @throws FingerprintMismatchException if the stored fingerprint differs and the policy is
-   *     {@link FingerprintPolicy#REJECT}
+   * @throws FingerprintMismatchException if the stored fingerprint differs and the policy is {@link
+   *     FingerprintPolicy#REJECT}
    * @throws LockBackendException if the store failed before the work ran (or, in transactional
    *     mode, before the transaction committed)
    * @throws IllegalArgumentException if the key is invalid for the backend, or transactional mode

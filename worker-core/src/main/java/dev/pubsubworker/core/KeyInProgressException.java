@@ -5,9 +5,9 @@ import java.util.Objects;
 import java.util.Optional;
 
 /**
- * The key is held by another live claim, so the work did not run; retry the delivery later
- * (nack). Thrown rather than returned so that ignoring it is impossible: left uncaught it reaches
- * the runtime, which nacks.
+ * The key is held by another live claim, so the work did not run; retry the delivery later (nack).
+ * Thrown rather than returned so that ignoring it is impossible: left uncaught it reaches the
+ * runtime, which nacks.
  *
  * <p>Also thrown by {@link IdempotencyGuard#mutex} on a key that {@code lock} completed (a DONE
  * record): a mutex never runs over a finished key.

@@ -15,9 +15,9 @@ import org.slf4j.LoggerFactory;
  * scheduler, tracks the lease's expiry on the local clock, and declares the lease lost when an
  * extension finds the fence stale or when extensions keep failing until the lease has run out.
  *
- * <p>Thread-safety: {@link #tick} runs on the scheduler, {@link #finish} on the work's thread;
- * both take this object's monitor, which also guards the interrupt so that it can never hit the
- * thread after the work has finished.
+ * <p>Thread-safety: {@link #tick} runs on the scheduler, {@link #finish} on the work's thread; both
+ * take this object's monitor, which also guards the interrupt so that it can never hit the thread
+ * after the work has finished.
  */
 final class LeaseKeeper {
 

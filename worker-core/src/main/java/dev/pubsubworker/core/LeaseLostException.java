@@ -5,8 +5,8 @@ import java.util.Objects;
 /**
  * The work's lease was lost: an extension found the fence stale (another claim took the key), or
  * the store could not be reached until the lease ran out. Thrown by {@link
- * WorkContext#checkLease()} so that work can stop before an irreversible step. Propagating it
- * makes the guard release (a no-op on a stale fence) and rethrow, so the delivery is nacked.
+ * WorkContext#checkLease()} so that work can stop before an irreversible step. Propagating it makes
+ * the guard release (a no-op on a stale fence) and rethrow, so the delivery is nacked.
  */
 public final class LeaseLostException extends RuntimeException {
 

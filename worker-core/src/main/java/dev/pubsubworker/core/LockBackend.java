@@ -85,16 +85,16 @@ public interface LockBackend extends AutoCloseable {
    * only one that ran the work, so its DONE must commit.
    *
    * @param ttl the duplicate-suppression window, at least one millisecond
-   * @return true if the record is now DONE under this claim or was already DONE; false if the
-   *     fence is stale (reclaimed or released) or the record is gone
+   * @return true if the record is now DONE under this claim or was already DONE; false if the fence
+   *     is stale (reclaimed or released) or the record is gone
    * @throws LockBackendException if the store failed; the outcome is then unknown
    */
   boolean complete(Claim claim, Duration ttl);
 
   /**
-   * Gives the key up: sets the lease to now and raises the fence, so the key is reclaimable at
-   * once and this claim can never complete. No-op if the fence is stale, the record is DONE, or
-   * absent. Never deletes.
+   * Gives the key up: sets the lease to now and raises the fence, so the key is reclaimable at once
+   * and this claim can never complete. No-op if the fence is stale, the record is DONE, or absent.
+   * Never deletes.
    *
    * @throws LockBackendException if the store failed
    */
@@ -110,8 +110,7 @@ public interface LockBackend extends AutoCloseable {
   boolean extend(Claim claim, Duration lease);
 
   /**
-   * The longest key this backend stores, in UTF-8 bytes; at least {@link
-   * #MIN_SUPPORTED_KEY_BYTES}.
+   * The longest key this backend stores, in UTF-8 bytes; at least {@link #MIN_SUPPORTED_KEY_BYTES}.
    */
   default int maxKeyBytes() {
     return MIN_SUPPORTED_KEY_BYTES;

@@ -5,8 +5,8 @@ package dev.pubsubworker.core;
  * bounded retries. The outcome of the verb is unknown, so a handler guarded by it must be retried
  * (nacked), never acknowledged.
  *
- * <p>Messages name the verb and the backend's namespace (prefix, table, kind), never the key:
- * keys can carry business data. The store's own exception is the {@linkplain #getCause() cause}.
+ * <p>Messages name the verb and the backend's namespace (prefix, table, kind), never the key: keys
+ * can carry business data. The store's own exception is the {@linkplain #getCause() cause}.
  */
 public class LockBackendException extends RuntimeException {
 

@@ -3,9 +3,9 @@ package dev.pubsubworker.core;
 import java.util.Objects;
 
 /**
- * The rules every lock key obeys, checked before any I/O. Keys are opaque strings: any
- * well-formed Unicode text, non-empty, within the backend's byte limit. The messages name the
- * problem and never echo the key (it may carry business data).
+ * The rules every lock key obeys, checked before any I/O. Keys are opaque strings: any well-formed
+ * Unicode text, non-empty, within the backend's byte limit. The messages name the problem and never
+ * echo the key (it may carry business data).
  */
 public final class LockKeys {
 

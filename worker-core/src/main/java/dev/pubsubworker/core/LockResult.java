@@ -8,8 +8,8 @@ import java.util.Optional;
  *
  * <p>Both answers mean "this delivery is settled; acknowledge it". That is why contention is not a
  * third answer but a {@link KeyInProgressException}: a caller that ignores this result can only
- * ever acknowledge a delivery whose work ran or had already run; it can never drop one that must
- * be retried.
+ * ever acknowledge a delivery whose work ran or had already run; it can never drop one that must be
+ * retried.
  *
  * @param <T> the work's result type
  */

@@ -5,8 +5,8 @@ import java.time.Duration;
 /**
  * A backend that can run guarded work inside the same store transaction that writes DONE, so the
  * work's own writes to that store and the DONE record commit or roll back together (no window in
- * which the effect is committed but DONE is not). Used by {@link IdempotencyGuard#lock} when
- * {@link CallOptions#transactional(boolean)} is on.
+ * which the effect is committed but DONE is not). Used by {@link IdempotencyGuard#lock} when {@link
+ * CallOptions#transactional(boolean)} is on.
  *
  * <p>What it cannot do: a side effect outside the store (an HTTP call, an email) made inside the
  * work is not rolled back, so it stays at-least-once across a crash.
@@ -40,8 +40,8 @@ public interface TransactionalLockBackend extends LockBackend {
 
   /**
    * Begins a transaction, runs {@code body} in it, then — in the same transaction — marks the claim
-   * DONE until now + ttl if its fence still matches, and commits. If the fence is stale,
-   * everything is rolled back.
+   * DONE until now + ttl if its fence still matches, and commits. If the fence is stale, everything
+   * is rolled back.
    *
    * @throws Exception whatever the body threw, after rolling back; the claim is left CLAIMED (the
    *     guard releases it)

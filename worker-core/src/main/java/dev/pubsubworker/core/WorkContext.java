@@ -19,8 +19,8 @@ public interface WorkContext {
   long fencingToken();
 
   /**
-   * Whether the claim is known to be lost: an extension found the fence stale, or the lease ran
-   * out (on this process's clock) without a successful extension. Once true it stays true.
+   * Whether the claim is known to be lost: an extension found the fence stale, or the lease ran out
+   * (on this process's clock) without a successful extension. Once true it stays true.
    */
   boolean isLeaseLost();
 

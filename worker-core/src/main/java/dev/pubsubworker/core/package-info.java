@@ -9,13 +9,12 @@
  *       dev.pubsubworker.core.LockResult.Duplicate}); {@code mutex(key, work)} runs every work for
  *       a key one at a time. Contention is a {@link dev.pubsubworker.core.KeyInProgressException},
  *       so it can never be mistaken for success.
- *   <li><b>Backend authors</b> implement {@link dev.pubsubworker.core.LockBackend} (the four
- *       atomic verbs of the record state machine) and {@link dev.pubsubworker.core.LockAdmin}
- *       (inspect, forget, purge), and prove them with the contract suite in {@code
- *       worker-testkit}.
+ *   <li><b>Backend authors</b> implement {@link dev.pubsubworker.core.LockBackend} (the four atomic
+ *       verbs of the record state machine) and {@link dev.pubsubworker.core.LockAdmin} (inspect,
+ *       forget, purge), and prove them with the contract suite in {@code worker-testkit}.
  * </ul>
  *
- * <p>This package depends on the JDK and the SLF4J API only: no store driver, no Google library,
- * no dependency-injection framework.
+ * <p>This package depends on the JDK and the SLF4J API only: no store driver, no Google library, no
+ * dependency-injection framework.
  */
 package dev.pubsubworker.core;
