@@ -1,0 +1,16 @@
+/**
+ * The plugin API of the worker: what a handler plugin implements and sees.
+ *
+ * <ul>
+ *   <li>{@link dev.pubsubworker.api.WorkerPlugin}: found with {@link java.util.ServiceLoader};
+ *       gives a Guice module for its own config subtree.
+ *   <li>{@link dev.pubsubworker.api.Handlers#bind}: contributes a named {@link
+ *       dev.pubsubworker.api.MessageHandler} from that module.
+ *   <li>{@link dev.pubsubworker.api.InboundMessage} and {@link
+ *       dev.pubsubworker.api.HandlerContext}: what a handler receives.
+ * </ul>
+ *
+ * Plugins compile against this module alone (scope {@code provided}); the runtime ({@code
+ * worker-runtime}) supplies it, with Guice and Typesafe Config, at run time.
+ */
+package dev.pubsubworker.api;

@@ -1,0 +1,53 @@
+package dev.pubsubworker.runtime.cli;
+
+import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
+import java.io.PrintWriter;
+
+/** Turns an exception into the one-line error and exit code every command shares. */
+final class Failures {
+
+  private Failures() {}
+
+  /**
+   * Prints {@code e} for an operator: one line per configuration problem, else one line; the stack
+   * trace only when verbose.
+   *
+   * @return the exit code
+   */
+  static int report(Throwable e, PrintWriter err, boolean verbose) {
+    if (e instanceof InvalidConfigException invalid) {
+      err.println("error: " + invalid.getMessage());
+    } else if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
+      err.println("error: " + e.getMessage() + cause(e));
+    } else {
+      err.println("error: " + e + cause(e));
+    }
+    if (verbose) {
+      e.printStackTrace(err);
+    } else if (!(e instanceof InvalidConfigException)) {
+      err.println("(run with --verbose for the stack trace)");
+    }
+    err.flush();
+    if (e instanceof InvalidConfigException) {
+      return ExitCodes.BAD_CONFIG;
+    }
+    if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
+      return ExitCodes.UNAVAILABLE;
+    }
+    return ExitCodes.FAILURE;
+  }
+
+  private static String cause(Throwable e) {
+    Throwable root = e.getCause();
+    if (root == null) {
+      return "";
+    }
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String text = root.getMessage() == null ? root.getClass().getSimpleName() : root.getMessage();
+    return ": " + text.lines().findFirst().orElse("");
+  }
+}

@@ -1,0 +1,53 @@
+package dev.pubsubworker.runtime.cli;
+
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.plugin.LoadedPlugin;
+import dev.pubsubworker.runtime.plugin.PluginLoader;
+import dev.pubsubworker.runtime.worker.Worker;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.function.UnaryOperator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code run}: the worker. Pulls every configured subscription until SIGTERM/SIGINT, then stops
+ * gracefully (a second signal exits at once). Exits 0 after a graceful stop, non-zero if the config
+ * is invalid, a subscription or the lock store is unavailable, or a subscriber failed.
+ */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    versionProvider = WorkerCli.Version.class,
+    description = "Run the worker: pull every configured subscription until stopped.")
+final class RunCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin ConfigSource config;
+
+  @Option(names = "--verbose", description = "Print stack traces of errors.")
+  boolean verbose;
+
+  @Override
+  public Integer call() {
+    Worker worker;
+    try {
+      WorkerConfig settings = config.load();
+      List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
+      worker = Worker.create(settings, plugins, List.of(), List.of(), UnaryOperator.identity());
+      worker.start();
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), verbose);
+    }
+    Signals.install(worker::stop, ExitCodes.HALTED);
+    worker.awaitStopped();
+    if (worker.failure().isPresent()) {
+      return Failures.report(worker.failure().get(), spec.commandLine().getErr(), verbose);
+    }
+    return ExitCodes.OK;
+  }
+}

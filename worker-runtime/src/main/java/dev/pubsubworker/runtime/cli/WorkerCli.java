@@ -1,0 +1,65 @@
+package dev.pubsubworker.runtime.cli;
+
+import java.io.PrintWriter;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
+
+/**
+ * The {@code pubsub-worker} command line: the main class of the executable jar.
+ *
+ * <pre>
+ * java -jar worker-runtime.jar run --config worker.conf
+ * java -jar worker-runtime.jar check-config --config worker.conf
+ * </pre>
+ */
+@Command(
+    name = "pubsub-worker",
+    mixinStandardHelpOptions = true,
+    versionProvider = WorkerCli.Version.class,
+    description = "Exactly-once processing for Google Cloud Pub/Sub pull subscribers.",
+    subcommands = {RunCommand.class, CheckConfigCommand.class})
+public final class WorkerCli implements Runnable {
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  /** Runs the command line and exits the JVM with its exit code. */
+  public static void main(String[] args) {
+    System.exit(
+        execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+  }
+
+  /**
+   * Runs the command line without exiting, for tests and embedding.
+   *
+   * @return the exit code
+   */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    CommandLine cli = new CommandLine(new WorkerCli());
+    cli.setOut(out);
+    cli.setErr(err);
+    cli.setParameterExceptionHandler(
+        (ex, a) -> {
+          ex.getCommandLine().getErr().println("error: " + ex.getMessage());
+          ex.getCommandLine()
+              .getErr()
+              .println("(see: pubsub-worker " + ex.getCommandLine().getCommandName() + " --help)");
+          return ExitCodes.BAD_CONFIG;
+        });
+    return cli.execute(args);
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** The version from the jar's manifest. */
+  static final class Version implements IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = WorkerCli.class.getPackage().getImplementationVersion();
+      return new String[] {"pubsub-worker " + (v == null ? "(development build)" : v)};
+    }
+  }
+}

@@ -1,0 +1,52 @@
+package dev.pubsubworker.runtime.config;
+
+import dev.pubsubworker.core.FingerprintPolicy;
+import java.time.Duration;
+
+/**
+ * One subscription's settings, after falling back to {@code subscription-defaults}. See {@code
+ * reference.conf} for each setting's meaning and default.
+ *
+ * @param id the entry's name under {@code subscriptions}, used in logs and metrics
+ * @param name the Pub/Sub subscription: an id in the worker's project, or a full {@code
+ *     projects/P/subscriptions/S} path
+ * @param handler the name of the handler a plugin binds
+ * @param guard lock, mutex or none
+ * @param key how a message's key is derived
+ * @param lease the claim's lease
+ * @param ttl the duplicate-suppression window
+ * @param heartbeat whether leases are extended while the handler runs
+ * @param allowUnguarded whether an unkeyed message runs without a guard (else it is nacked)
+ * @param fingerprint whether a SHA-256 of the payload is stored and compared
+ * @param fingerprintMismatch what a differing fingerprint does
+ * @param transactional whether the handler runs in the SQL store's DONE transaction
+ * @param interruptOnLeaseLoss whether the handler thread is interrupted when its lease is lost
+ * @param exactlyOnce whether to treat the subscription as exactly-once
+ * @param maxOutstandingMessages flow control: messages held at once
+ * @param maxOutstandingBytes flow control: bytes held at once
+ * @param parallelPullCount streaming pull connections
+ * @param executorThreads handler threads
+ * @param maxAckExtension the longest the client keeps extending a message's ack deadline
+ * @param minAckExtension the shortest ack-deadline extension with exactly-once delivery
+ */
+public record SubscriptionConfig(
+    String id,
+    String name,
+    String handler,
+    GuardMode guard,
+    KeySpec key,
+    Duration lease,
+    Duration ttl,
+    boolean heartbeat,
+    boolean allowUnguarded,
+    boolean fingerprint,
+    FingerprintPolicy fingerprintMismatch,
+    boolean transactional,
+    boolean interruptOnLeaseLoss,
+    ExactlyOnceMode exactlyOnce,
+    int maxOutstandingMessages,
+    long maxOutstandingBytes,
+    int parallelPullCount,
+    int executorThreads,
+    Duration maxAckExtension,
+    Duration minAckExtension) {}

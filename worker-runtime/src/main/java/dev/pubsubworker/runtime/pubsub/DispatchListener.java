@@ -1,0 +1,23 @@
+package dev.pubsubworker.runtime.pubsub;
+
+import com.google.cloud.pubsub.v1.AckResponse;
+import java.time.Duration;
+
+/**
+ * Observes the dispatcher, for metrics. Methods are called on handler threads and must be fast and
+ * thread-safe; an exception thrown by one is logged and ignored.
+ */
+public interface DispatchListener {
+
+  /** A message arrived on {@code subscription}. */
+  default void received(String subscription) {}
+
+  /** A message was settled with {@code outcome}; {@code handlerTime} is zero if it did not run. */
+  default void settled(String subscription, Outcome outcome, Duration handlerTime) {}
+
+  /** The number of messages of {@code subscription} whose handling is in progress changed. */
+  default void inFlight(String subscription, int delta) {}
+
+  /** An exactly-once ack completed with {@code response}. */
+  default void ackResponse(String subscription, AckResponse response) {}
+}

@@ -1,0 +1,317 @@
+package dev.pubsubworker.runtime.pubsub;
+
+import com.google.cloud.pubsub.v1.AckResponse;
+import com.google.cloud.pubsub.v1.Subscriber;
+import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.api.HandlerContext;
+import dev.pubsubworker.api.InboundMessage;
+import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.core.CallOptions;
+import dev.pubsubworker.core.FingerprintMismatchException;
+import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.KeyInProgressException;
+import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockResult;
+import dev.pubsubworker.core.WorkContext;
+import dev.pubsubworker.runtime.config.GuardMode;
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.UnaryOperator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Runs one subscription's deliveries: resolves each message's key, runs the handler under the
+ * configured guard, and settles the delivery (SPEC §6):
+ *
+ * <table>
+ *   <caption>Outcome to acknowledgement</caption>
+ *   <tr><th>outcome</th><th>reply</th></tr>
+ *   <tr><td>handler returned, or Duplicate</td><td>ack</td></tr>
+ *   <tr><td>key in progress elsewhere</td><td>nack, WARN with the delivery attempt</td></tr>
+ *   <tr><td>handler threw</td><td>nack, the error logged once</td></tr>
+ *   <tr><td>no (valid) key</td><td>nack (fail closed), unless allow-unguarded: run, ack</td></tr>
+ *   <tr><td>complete failed / fenced out after success</td><td>ack, ERROR for alerting</td></tr>
+ *   <tr><td>lock store failed before the handler</td><td>nack, ERROR</td></tr>
+ * </table>
+ *
+ * With exactly-once delivery every ack's {@link AckResponse} is logged if not SUCCESSFUL and
+ * counted; the DONE record makes the resulting redelivery a duplicate. Thread-safe.
+ */
+final class GuardedDispatcher {
+
+  private static final Logger log = LoggerFactory.getLogger(GuardedDispatcher.class);
+
+  private final SubscriptionConfig config;
+  private final MessageHandler handler;
+  private final IdempotencyGuard guard;
+  private final DispatchListener listener;
+  private final InFlight inFlight;
+  private final UnaryOperator<String> keyLogFormat;
+  private final CallOptions options;
+
+  GuardedDispatcher(
+      SubscriptionConfig config,
+      MessageHandler handler,
+      IdempotencyGuard guard,
+      DispatchListener listener,
+      InFlight inFlight,
+      UnaryOperator<String> keyLogFormat) {
+    this.config = config;
+    this.handler = handler;
+    this.guard = guard;
+    this.listener = listener;
+    this.inFlight = inFlight;
+    this.keyLogFormat = keyLogFormat;
+    CallOptions o =
+        CallOptions.defaults()
+            .lease(config.lease())
+            .ttl(config.ttl())
+            .heartbeat(config.heartbeat())
+            .interruptOnLeaseLoss(config.interruptOnLeaseLoss())
+            .fingerprintPolicy(config.fingerprintMismatch());
+    this.options = config.transactional() ? o.transactional(true) : o;
+  }
+
+  /** Handles one delivery on the calling (handler) thread and settles it. */
+  void dispatch(PubsubMessage pubsub, Reply reply) {
+    listener.received(config.id());
+    InboundMessage message = toInbound(pubsub);
+    InFlight.Entry entry = new InFlight.Entry(config.id(), Thread.currentThread(), reply);
+    long id = inFlight.add(entry);
+    listener.inFlight(config.id(), 1);
+    MDC.put("subscription", config.id());
+    MDC.put("messageId", message.messageId());
+    MDC.put("deliveryAttempt", Integer.toString(message.deliveryAttempt()));
+    long started = System.nanoTime();
+    Outcome outcome = Outcome.FAILED;
+    try {
+      outcome = run(message, entry);
+    } catch (Error e) {
+      outcome = Outcome.FAILED;
+      throw e;
+    } finally {
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      if (entry.settle()) {
+        if (outcome.acked()) {
+          reply.ack();
+        } else {
+          reply.nack();
+        }
+        listener.settled(config.id(), outcome, took);
+      }
+      inFlight.remove(id);
+      listener.inFlight(config.id(), -1);
+      MDC.remove("subscription");
+      MDC.remove("messageId");
+      MDC.remove("deliveryAttempt");
+      MDC.remove("key");
+      MDC.remove("fence");
+    }
+  }
+
+  /** Called with each exactly-once ack's response. */
+  void onAckResponse(String messageId, AckResponse response) {
+    listener.ackResponse(config.id(), response);
+    if (response != AckResponse.SUCCESSFUL) {
+      log.warn(
+          "ack of message {} on subscription {} returned {}: Pub/Sub will redeliver it, and the"
+              + " DONE record makes the redelivery a duplicate",
+          messageId,
+          config.id(),
+          response);
+    }
+  }
+
+  private Outcome run(InboundMessage message, InFlight.Entry entry) {
+    if (config.guard() == GuardMode.NONE) {
+      return runUnguarded(message);
+    }
+    Optional<String> key =
+        config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
+    if (key.isEmpty()) {
+      return unkeyed(message, "no key: " + config.key().text() + " did not resolve");
+    }
+    try {
+      guard.backend().validateKey(key.get());
+    } catch (IllegalArgumentException e) {
+      return unkeyed(message, "invalid key: " + e.getMessage());
+    }
+    String k = key.get();
+    entry.key = k;
+    MDC.put("key", keyLogFormat.apply(k));
+    CallOptions callOptions = config.fingerprint() ? options.fingerprint(sha256(message)) : options;
+    try {
+      if (config.guard() == GuardMode.MUTEX) {
+        guard.mutex(k, callOptions, ctx -> invoke(message, entry, ctx));
+        return Outcome.PROCESSED;
+      }
+      LockResult<Void> result = guard.lock(k, callOptions, ctx -> invoke(message, entry, ctx));
+      if (result instanceof LockResult.Executed<Void> executed) {
+        return switch (executed.completion()) {
+          case COMPLETED -> Outcome.PROCESSED;
+          case FENCED_OUT, FENCED_OUT_ROLLED_BACK -> Outcome.FENCED_OUT;
+          case COMPLETE_FAILED -> Outcome.COMPLETE_FAILED;
+        };
+      }
+      log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(k));
+      return Outcome.DUPLICATE;
+    } catch (KeyInProgressException e) {
+      log.warn(
+          "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
+              + " later retry",
+          keyLogFormat.apply(k),
+          e.reason() == KeyInProgressException.Reason.DONE
+              ? "DONE, and a mutex never runs over a completed key"
+              : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
+          attempt(message),
+          message.messageId());
+      return Outcome.IN_PROGRESS;
+    } catch (FingerprintMismatchException e) {
+      log.warn(
+          "message {} reuses key {} for a different payload; rejected and nacked (attempt {})",
+          message.messageId(),
+          keyLogFormat.apply(k),
+          attempt(message));
+      return Outcome.FINGERPRINT_REJECTED;
+    } catch (LockBackendException e) {
+      log.error(
+          "lock store failed for message {} (attempt {}); nacked: {}",
+          message.messageId(),
+          attempt(message),
+          e.getMessage(),
+          e);
+      return Outcome.STORE_FAILED;
+    } catch (Exception e) {
+      handlerFailed(message, e);
+      return Outcome.FAILED;
+    }
+  }
+
+  private Void invoke(InboundMessage message, InFlight.Entry entry, WorkContext ctx)
+      throws Exception {
+    entry.fence = ctx.fencingToken();
+    MDC.put("fence", Long.toString(ctx.fencingToken()));
+    handler.handle(message, new GuardedContext(config.id(), ctx));
+    return null;
+  }
+
+  private Outcome unkeyed(InboundMessage message, String why) {
+    if (config.allowUnguarded()) {
+      log.debug("message {} has {}; running unguarded (allow-unguarded)", message.messageId(), why);
+      return runUnguarded(message);
+    }
+    log.warn(
+        "message {} has {}; nacked without running the handler (fail closed; set"
+            + " allow-unguarded = true to run such messages unguarded), attempt {}",
+        message.messageId(),
+        why,
+        attempt(message));
+    return Outcome.UNKEYED;
+  }
+
+  private Outcome runUnguarded(InboundMessage message) {
+    try {
+      handler.handle(message, new UnguardedContext(config.id()));
+      return Outcome.UNGUARDED;
+    } catch (Exception e) {
+      handlerFailed(message, e);
+      return Outcome.FAILED;
+    }
+  }
+
+  private void handlerFailed(InboundMessage message, Exception e) {
+    log.error(
+        "handler {} failed on message {} (attempt {}); nacked for redelivery",
+        config.handler(),
+        message.messageId(),
+        attempt(message),
+        e);
+  }
+
+  private static String attempt(InboundMessage message) {
+    return message.deliveryAttempt() == 0
+        ? "unknown (no dead-letter policy)"
+        : Integer.toString(message.deliveryAttempt());
+  }
+
+  private static InboundMessage toInbound(PubsubMessage m) {
+    Integer attempt = Subscriber.getDeliveryAttempt(m);
+    return new InboundMessage(
+        m.getMessageId(),
+        m.getData().toByteArray(),
+        m.getAttributesMap(),
+        m.getOrderingKey(),
+        Instant.ofEpochSecond(m.getPublishTime().getSeconds(), m.getPublishTime().getNanos()),
+        attempt == null ? 0 : attempt);
+  }
+
+  private static String sha256(InboundMessage message) {
+    try {
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      digest.update(message.dataBuffer());
+      return HexFormat.of().formatHex(digest.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
+  }
+
+  private record GuardedContext(String subscription, WorkContext work) implements HandlerContext {
+    @Override
+    public Optional<String> key() {
+      return Optional.of(work.key());
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+      return OptionalLong.of(work.fencingToken());
+    }
+
+    @Override
+    public boolean isLeaseLost() {
+      return work.isLeaseLost();
+    }
+
+    @Override
+    public void checkLease() {
+      work.checkLease();
+    }
+
+    @Override
+    public <R> Optional<R> resource(Class<R> type) {
+      return work.resource(type);
+    }
+  }
+
+  private record UnguardedContext(String subscription) implements HandlerContext {
+    @Override
+    public Optional<String> key() {
+      return Optional.empty();
+    }
+
+    @Override
+    public OptionalLong fencingToken() {
+      return OptionalLong.empty();
+    }
+
+    @Override
+    public boolean isLeaseLost() {
+      return false;
+    }
+
+    @Override
+    public void checkLease() {}
+
+    @Override
+    public <R> Optional<R> resource(Class<R> type) {
+      return Optional.empty();
+    }
+  }
+}

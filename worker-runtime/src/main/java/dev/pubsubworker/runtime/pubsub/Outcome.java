@@ -1,0 +1,38 @@
+package dev.pubsubworker.runtime.pubsub;
+
+/** How the worker settled one delivery, and whether it acked or nacked it. */
+public enum Outcome {
+  /** The handler ran and DONE was recorded (or the mutex released): acked. */
+  PROCESSED(true),
+  /** The key was DONE: the handler was skipped and the message acked. */
+  DUPLICATE(true),
+  /** Another live claim holds the key (or, for a mutex, it is DONE): nacked, retried later. */
+  IN_PROGRESS(false),
+  /** The handler threw: nacked. */
+  FAILED(false),
+  /** No key could be resolved and unguarded runs are not allowed: nacked (fail closed). */
+  UNKEYED(false),
+  /** The handler ran without a guard (guard = none, or an unkeyed message allowed to): acked. */
+  UNGUARDED(true),
+  /** The handler ran, but its claim was taken over before DONE was written: acked, alert. */
+  FENCED_OUT(true),
+  /** The handler ran, but writing DONE failed in the lock store: acked, alert. */
+  COMPLETE_FAILED(true),
+  /** The payload's fingerprint differs from the key's and the policy rejects it: nacked. */
+  FINGERPRINT_REJECTED(false),
+  /** The lock store failed before the handler ran: nacked. */
+  STORE_FAILED(false),
+  /** Still running when the shutdown grace ran out: its claim released, nacked. */
+  ABANDONED(false);
+
+  private final boolean acked;
+
+  Outcome(boolean acked) {
+    this.acked = acked;
+  }
+
+  /** Whether this outcome acks the message (else it nacks it). */
+  public boolean acked() {
+    return acked;
+  }
+}

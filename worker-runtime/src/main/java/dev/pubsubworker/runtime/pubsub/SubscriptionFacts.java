@@ -1,0 +1,19 @@
+package dev.pubsubworker.runtime.pubsub;
+
+import java.util.Optional;
+
+/**
+ * What the worker learned about a subscription at start-up.
+ *
+ * @param path the full subscription path
+ * @param exactlyOnce whether exactly-once delivery is on (read, or assumed by config)
+ * @param deadLetterTopic the dead-letter topic, if the subscription has a dead-letter policy
+ * @param maxDeliveryAttempts the policy's maximum delivery attempts, 0 without a policy
+ * @param ackDeadlineSeconds the subscription's ack deadline, 0 if not read
+ */
+public record SubscriptionFacts(
+    String path,
+    boolean exactlyOnce,
+    Optional<String> deadLetterTopic,
+    int maxDeliveryAttempts,
+    int ackDeadlineSeconds) {}

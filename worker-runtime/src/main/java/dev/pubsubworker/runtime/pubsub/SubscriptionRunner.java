@@ -1,0 +1,151 @@
+package dev.pubsubworker.runtime.pubsub;
+
+import com.google.api.core.ApiService;
+import com.google.api.gax.batching.FlowControlSettings;
+import com.google.api.gax.batching.FlowController;
+import com.google.api.gax.core.InstantiatingExecutorProvider;
+import com.google.cloud.pubsub.v1.AckReplyConsumerWithResponse;
+import com.google.cloud.pubsub.v1.MessageReceiver;
+import com.google.cloud.pubsub.v1.MessageReceiverWithAckResponse;
+import com.google.cloud.pubsub.v1.Subscriber;
+import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
+import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding the
+ * {@link GuardedDispatcher}. With exactly-once delivery it uses the ack-with-response receiver and
+ * the configured minimum ack extension. Stopping waits for in-flight handlers (the worker decides
+ * for how long), then nacks what is left.
+ */
+final class SubscriptionRunner {
+
+  private static final Logger log = LoggerFactory.getLogger(SubscriptionRunner.class);
+
+  private final SubscriptionConfig config;
+  private final SubscriptionFacts facts;
+  private final Subscriber subscriber;
+
+  SubscriptionRunner(
+      SubscriptionConfig config,
+      SubscriptionFacts facts,
+      GuardedDispatcher dispatcher,
+      PubSubConnection connection,
+      Duration shutdownTimeout,
+      Consumer<Throwable> onFailure) {
+    this.config = config;
+    this.facts = facts;
+    Subscriber.Builder b;
+    if (facts.exactlyOnce()) {
+      MessageReceiverWithAckResponse receiver =
+          (PubsubMessage m, AckReplyConsumerWithResponse consumer) ->
+              dispatcher.dispatch(
+                  m,
+                  Reply.withResponse(
+                      consumer, response -> dispatcher.onAckResponse(m.getMessageId(), response)));
+      b =
+          Subscriber.newBuilder(facts.path(), receiver)
+              .setMinDurationPerAckExtensionDuration(config.minAckExtension());
+    } else {
+      MessageReceiver receiver = (m, consumer) -> dispatcher.dispatch(m, Reply.of(consumer));
+      b = Subscriber.newBuilder(facts.path(), receiver);
+    }
+    b.setFlowControlSettings(
+            FlowControlSettings.newBuilder()
+                .setMaxOutstandingElementCount((long) config.maxOutstandingMessages())
+                .setMaxOutstandingRequestBytes(config.maxOutstandingBytes())
+                .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
+                .build())
+        .setParallelPullCount(config.parallelPullCount())
+        .setExecutorProvider(
+            InstantiatingExecutorProvider.newBuilder()
+                .setExecutorThreadCount(config.executorThreads())
+                .setThreadFactory(
+                    new ThreadFactoryBuilder()
+                        .setNameFormat("handler-" + config.id() + "-%d")
+                        .setDaemon(true)
+                        .build())
+                .build())
+        .setMaxAckExtensionPeriodDuration(config.maxAckExtension())
+        .setSubscriberShutdownSettings(
+            SubscriberShutdownSettings.newBuilder()
+                .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)
+                .setTimeout(shutdownTimeout)
+                .build())
+        .setCredentialsProvider(connection.credentialsProvider());
+    connection.channelProvider().ifPresent(b::setChannelProvider);
+    this.subscriber = b.build();
+    subscriber.addListener(
+        new ApiService.Listener() {
+          @Override
+          public void failed(ApiService.State from, Throwable failure) {
+            log.error("subscriber of {} failed in state {}", config.id(), from, failure);
+            onFailure.accept(failure);
+          }
+        },
+        MoreExecutors.directExecutor());
+  }
+
+  /**
+   * Starts pulling and waits until the subscriber runs.
+   *
+   * @throws SubscriptionUnavailableException if it fails to start within {@code timeout}
+   */
+  void start(Duration timeout) {
+    subscriber.startAsync();
+    try {
+      subscriber.awaitRunning(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException | IllegalStateException e) {
+      throw new SubscriptionUnavailableException(
+          "subscription " + config.id() + ": the subscriber did not start", e);
+    }
+    log.info(
+        "subscription {} ({}): pulling; exactly-once {}, {}",
+        config.id(),
+        facts.path(),
+        facts.exactlyOnce() ? "on" : "off",
+        facts.deadLetterTopic().isPresent()
+            ? "dead-letter after " + facts.maxDeliveryAttempts() + " attempts"
+            : "no dead-letter policy");
+  }
+
+  /** Stops pulling; in-flight handlers go on until the worker's grace decides. */
+  void stopAsync() {
+    if (subscriber.isRunning() || subscriber.state() == ApiService.State.STARTING) {
+      subscriber.stopAsync();
+    }
+  }
+
+  /** Waits until the subscriber has stopped; false if {@code timeout} passed first. */
+  boolean awaitTerminated(Duration timeout) {
+    try {
+      subscriber.awaitTerminated(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      return true;
+    } catch (TimeoutException e) {
+      return false;
+    } catch (IllegalStateException e) {
+      // The subscriber had failed; it is not running either way.
+      return true;
+    }
+  }
+
+  boolean isRunning() {
+    return subscriber.isRunning();
+  }
+
+  SubscriptionConfig config() {
+    return config;
+  }
+
+  SubscriptionFacts facts() {
+    return facts;
+  }
+}

@@ -1,0 +1,243 @@
+package dev.pubsubworker.runtime.worker;
+
+import com.google.inject.CreationException;
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.Key;
+import com.google.inject.Module;
+import com.google.inject.Stage;
+import com.google.inject.TypeLiteral;
+import com.google.inject.spi.Message;
+import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.LockAdmin;
+import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.runtime.config.ConfigProblem;
+import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.plugin.LoadedPlugin;
+import dev.pubsubworker.runtime.pubsub.DispatchListener;
+import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
+import dev.pubsubworker.runtime.store.LockStoreModules;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A worker process's core: the injector built from the runtime's module, the lock store's module
+ * and every plugin's module, and the subscriptions it pulls.
+ *
+ * <p>Lifecycle: {@link #create} checks everything that can be checked without I/O (handler names,
+ * duplicate handlers, plugin modules) and throws {@link InvalidConfigException} listing every
+ * problem; {@link #start} opens the lock store, reads the subscriptions and starts pulling; {@link
+ * #stop} stops gracefully (idempotent); {@link #awaitStopped} blocks until then. A subscriber that
+ * fails while running stops the whole worker, and {@link #failure()} says why.
+ */
+public final class Worker {
+
+  private static final Logger log = LoggerFactory.getLogger(Worker.class);
+
+  private final WorkerConfig config;
+  private final Injector injector;
+  private final DispatchListener dispatchListener;
+  private final UnaryOperator<String> keyLogFormat;
+  private final AtomicBoolean stopping = new AtomicBoolean();
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private volatile PubSubConnection connection;
+  private volatile SubscriptionSet subscriptions;
+
+  private Worker(
+      WorkerConfig config,
+      Injector injector,
+      DispatchListener dispatchListener,
+      UnaryOperator<String> keyLogFormat) {
+    this.config = config;
+    this.injector = injector;
+    this.dispatchListener = dispatchListener;
+    this.keyLogFormat = keyLogFormat;
+  }
+
+  /**
+   * Builds a worker. Nothing is opened yet.
+   *
+   * @param config the settings
+   * @param plugins the plugins to install
+   * @param guardListeners observers of the guard (metrics)
+   * @param dispatchListeners observers of dispatch outcomes (metrics)
+   * @param keyLogFormat how keys appear in log lines
+   * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, or
+   *     a subscription names a handler nobody binds
+   */
+  public static Worker create(
+      WorkerConfig config,
+      List<LoadedPlugin> plugins,
+      List<GuardListener> guardListeners,
+      List<DispatchListener> dispatchListeners,
+      UnaryOperator<String> keyLogFormat) {
+    List<ConfigProblem> problems = new ArrayList<>();
+    List<Module> modules = new ArrayList<>();
+    modules.add(new WorkerModule(config, guardListeners, keyLogFormat));
+    modules.add(LockStoreModules.forConfig(config.lockStore(), config.projectId()));
+    for (LoadedPlugin p : plugins) {
+      try {
+        modules.add(p.plugin().module(p.config()));
+      } catch (RuntimeException e) {
+        problems.add(
+            new ConfigProblem(
+                WorkerConfig.ROOT + ".plugins." + p.name(),
+                "plugin " + p.name() + " (" + p.source() + ") failed to create its module: " + e,
+                ""));
+      }
+    }
+    if (!problems.isEmpty()) {
+      throw new InvalidConfigException(problems);
+    }
+    Injector injector;
+    try {
+      injector = Guice.createInjector(Stage.DEVELOPMENT, modules);
+    } catch (CreationException e) {
+      throw new InvalidConfigException(
+          e.getErrorMessages().stream().map(Worker::problem).collect(Collectors.toList()));
+    }
+    Worker worker =
+        new Worker(config, injector, new DispatchListeners(dispatchListeners), keyLogFormat);
+    config.requireHandlers(worker.handlers().keySet());
+    return worker;
+  }
+
+  /**
+   * Opens the lock store and Pub/Sub connection, reads every subscription and starts pulling.
+   *
+   * @throws RuntimeException if a handler cannot be created, the lock store cannot be opened, or a
+   *     subscription is missing; nothing is left running
+   */
+  public void start() {
+    Map<String, MessageHandler> handlers = handlers();
+    IdempotencyGuard guard = injector.getInstance(IdempotencyGuard.class);
+    connection = PubSubConnection.create(config.pubsubEmulatorHost());
+    try {
+      subscriptions =
+          SubscriptionSet.start(
+              config, handlers, guard, dispatchListener, connection, keyLogFormat, this::onFailure);
+    } catch (RuntimeException e) {
+      closeResources();
+      stopped.countDown();
+      throw e;
+    }
+    log.info(
+        "worker started: {} subscription(s), lock store {}",
+        config.subscriptions().size(),
+        config.lockStore().type());
+  }
+
+  /**
+   * Stops gracefully: stop pulling, let in-flight handlers finish within {@code shutdown-grace},
+   * release and nack the rest, then close the clients and the lock store. Idempotent; concurrent
+   * callers wait for the first.
+   */
+  public void stop() {
+    if (!stopping.compareAndSet(false, true)) {
+      awaitStopped();
+      return;
+    }
+    try {
+      SubscriptionSet subs = subscriptions;
+      if (subs != null) {
+        int abandoned = subs.stop(config.shutdownGrace());
+        log.info(
+            "worker stopped{}",
+            abandoned == 0 ? "" : "; " + abandoned + " unfinished handler(s) released and nacked");
+      }
+    } finally {
+      closeResources();
+      stopped.countDown();
+    }
+  }
+
+  /** Blocks until the worker has stopped. */
+  public void awaitStopped() {
+    try {
+      stopped.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Whether every subscription is pulling and the worker is not stopping. */
+  public boolean isReady() {
+    SubscriptionSet subs = subscriptions;
+    return subs != null && !stopping.get() && subs.allRunning();
+  }
+
+  /** Why the worker stopped on its own, if it did. */
+  public Optional<Throwable> failure() {
+    return Optional.ofNullable(failure.get());
+  }
+
+  /** The lock store (opened on first use). */
+  public LockBackend backend() {
+    return injector.getInstance(LockBackend.class);
+  }
+
+  /** The lock store's admin view. */
+  public LockAdmin admin() {
+    return injector.getInstance(LockAdmin.class);
+  }
+
+  /** The running subscriptions, once started. */
+  public Optional<SubscriptionSet> subscriptions() {
+    return Optional.ofNullable(subscriptions);
+  }
+
+  /** The injector, for plugins' and tools' lookups. */
+  public Injector injector() {
+    return injector;
+  }
+
+  private Map<String, MessageHandler> handlers() {
+    return injector.getInstance(Key.get(new TypeLiteral<Map<String, MessageHandler>>() {}));
+  }
+
+  private void onFailure(Throwable t) {
+    if (failure.compareAndSet(null, t)) {
+      Thread stopper = new Thread(this::stop, "worker-stop-after-failure");
+      stopper.setDaemon(true);
+      stopper.start();
+    }
+  }
+
+  private void closeResources() {
+    try {
+      injector.getInstance(IdempotencyGuard.class).close();
+    } catch (RuntimeException e) {
+      log.warn("closing the guard failed", e);
+    }
+    try {
+      backend().close();
+    } catch (RuntimeException e) {
+      log.warn("closing the lock store failed", e);
+    }
+    PubSubConnection c = connection;
+    if (c != null) {
+      c.close();
+    }
+  }
+
+  private static ConfigProblem problem(Message m) {
+    String sources = m.getSources().stream().map(String::valueOf).collect(Collectors.joining(", "));
+    String text = m.getMessage().replaceAll("\\s+", " ").trim();
+    return new ConfigProblem(
+        WorkerConfig.ROOT + ".plugins", text + (sources.isEmpty() ? "" : " [" + sources + "]"), "");
+  }
+}
