@@ -26,6 +26,9 @@ public final class Handlers {
    * @return the builder to finish the binding with ({@code to}, {@code toInstance}, ...)
    */
   public static LinkedBindingBuilder<MessageHandler> bind(Binder binder, String name) {
-    return MapBinder.newMapBinder(binder, String.class, MessageHandler.class).addBinding(name);
+    // Skip this class so that errors (a duplicate name) point at the plugin module that called.
+    return MapBinder.newMapBinder(
+            binder.skipSources(Handlers.class), String.class, MessageHandler.class)
+        .addBinding(name);
   }
 }

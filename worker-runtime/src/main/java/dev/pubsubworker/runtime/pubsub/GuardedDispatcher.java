@@ -132,17 +132,17 @@ final class GuardedDispatcher {
 
   private Outcome run(InboundMessage message, InFlight.Entry entry) {
     if (config.guard() == GuardMode.NONE) {
-      return runUnguarded(message);
+      return runUnguarded(message, entry);
     }
     Optional<String> key =
         config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
     if (key.isEmpty()) {
-      return unkeyed(message, "no key: " + config.key().text() + " did not resolve");
+      return unkeyed(message, entry, "no key: " + config.key().text() + " did not resolve");
     }
     try {
       guard.backend().validateKey(key.get());
     } catch (IllegalArgumentException e) {
-      return unkeyed(message, "invalid key: " + e.getMessage());
+      return unkeyed(message, entry, "invalid key: " + e.getMessage());
     }
     String k = key.get();
     entry.key = k;
@@ -190,7 +190,7 @@ final class GuardedDispatcher {
           e);
       return Outcome.STORE_FAILED;
     } catch (Exception e) {
-      handlerFailed(message, e);
+      handlerFailed(message, entry, e);
       return Outcome.FAILED;
     }
   }
@@ -203,10 +203,10 @@ final class GuardedDispatcher {
     return null;
   }
 
-  private Outcome unkeyed(InboundMessage message, String why) {
+  private Outcome unkeyed(InboundMessage message, InFlight.Entry entry, String why) {
     if (config.allowUnguarded()) {
       log.debug("message {} has {}; running unguarded (allow-unguarded)", message.messageId(), why);
-      return runUnguarded(message);
+      return runUnguarded(message, entry);
     }
     log.warn(
         "message {} has {}; nacked without running the handler (fail closed; set"
@@ -217,17 +217,26 @@ final class GuardedDispatcher {
     return Outcome.UNKEYED;
   }
 
-  private Outcome runUnguarded(InboundMessage message) {
+  private Outcome runUnguarded(InboundMessage message, InFlight.Entry entry) {
     try {
       handler.handle(message, new UnguardedContext(config.id()));
       return Outcome.UNGUARDED;
     } catch (Exception e) {
-      handlerFailed(message, e);
+      handlerFailed(message, entry, e);
       return Outcome.FAILED;
     }
   }
 
-  private void handlerFailed(InboundMessage message, Exception e) {
+  private void handlerFailed(InboundMessage message, InFlight.Entry entry, Exception e) {
+    if (entry.settled.get()) {
+      // Abandoned at shutdown: already released and nacked; the interrupt is why it stopped.
+      log.info(
+          "handler {} on message {} stopped after being abandoned at shutdown: {}",
+          config.handler(),
+          message.messageId(),
+          e.toString());
+      return;
+    }
     log.error(
         "handler {} failed on message {} (attempt {}); nacked for redelivery",
         config.handler(),

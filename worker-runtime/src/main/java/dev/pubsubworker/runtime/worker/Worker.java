@@ -7,6 +7,7 @@ import com.google.inject.Key;
 import com.google.inject.Module;
 import com.google.inject.Stage;
 import com.google.inject.TypeLiteral;
+import com.google.inject.spi.ErrorDetail;
 import com.google.inject.spi.Message;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.GuardListener;
@@ -22,6 +23,7 @@ import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import java.util.ArrayList;
+import java.util.Formatter;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -234,10 +236,18 @@ public final class Worker {
     }
   }
 
+  /** One line per injector error, with the sources Guice names (e.g. both duplicate bindings). */
   private static ConfigProblem problem(Message m) {
-    String sources = m.getSources().stream().map(String::valueOf).collect(Collectors.joining(", "));
-    String text = m.getMessage().replaceAll("\\s+", " ").trim();
+    String text = m.getMessage();
+    ErrorDetail<?> detail = m.getErrorDetail();
+    if (detail != null) {
+      StringBuilder sb = new StringBuilder();
+      try (Formatter f = new Formatter(sb)) {
+        detail.format(0, List.of(), f);
+      }
+      text = sb.toString();
+    }
     return new ConfigProblem(
-        WorkerConfig.ROOT + ".plugins", text + (sources.isEmpty() ? "" : " [" + sources + "]"), "");
+        WorkerConfig.ROOT + ".plugins", text.replaceAll("\\s+", " ").trim(), "");
   }
 }

@@ -1,0 +1,105 @@
+package dev.pubsubworker.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class CheckConfigCommandTest {
+
+  @TempDir Path dir;
+
+  private Path write(String hocon) throws IOException {
+    Path file = dir.resolve("worker.conf");
+    Files.writeString(file, hocon);
+    return file;
+  }
+
+  @Test
+  void a_valid_config_prints_what_it_resolved_to() throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              pubsub-emulator-host = "127.0.0.1:1"
+              lock-store.redis.uri = "redis://worker:s3cret@redis:6379"
+              subscriptions {
+                orders { name = orders-sub, handler = orders, key = "template:orders:{order_id}" }
+              }
+            }
+            """);
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .contains("config OK")
+        .contains("project:      shop")
+        .contains("emulator at 127.0.0.1:1")
+        .contains("orders-example (dev.pubsubworker.plugins.orders.OrdersPlugin, class path)")
+        .contains(
+            "orders: orders-sub -> handler orders, guard lock, key template:orders:{order_id},"
+                + " lease PT30S, ttl PT24H, exactly-once auto")
+        .doesNotContain("s3cret");
+    assertThat(run.err()).isEmpty();
+  }
+
+  @Test
+  void every_problem_is_printed_with_path_and_origin_and_no_stack_trace() throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              subscriptions {
+                orders { handler = ordrs, lease = soon }
+              }
+            }
+            """);
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(run.err())
+        .contains(
+            "pubsub-worker.subscriptions.orders.lease: expected a duration such as 30s, 5m or 24h,"
+                + " but got 'soon' ("
+                + file
+                + ":4)")
+        .doesNotContain("\tat ")
+        .doesNotContain("Exception");
+  }
+
+  @Test
+  void an_unknown_handler_names_the_handlers_that_exist() throws IOException {
+    Path file =
+        write("pubsub-worker { project-id = shop, subscriptions { o { handler = ordrs } } }");
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(run.err())
+        .contains(
+            "pubsub-worker.subscriptions.o.handler: no plugin binds a handler named 'ordrs';"
+                + " handlers found: orders");
+  }
+
+  @Test
+  void a_bad_flag_is_one_line_and_a_usage_hint() {
+    CliRun run = CliRun.of("check-config", "--confg", "x");
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(run.err())
+        .contains("error: Unknown options: '--confg'")
+        .contains("(see: pubsub-worker check-config --help)")
+        .doesNotContain("\tat ");
+  }
+
+  @Test
+  void help_and_version_work_on_every_command() {
+    assertThat(CliRun.of("--version").out()).startsWith("pubsub-worker ");
+    for (String command : new String[] {"run", "check-config"}) {
+      CliRun help = CliRun.of(command, "--help");
+      assertThat(help.exitCode()).isZero();
+      assertThat(help.out()).contains("Usage: pubsub-worker " + command);
+      assertThat(CliRun.of(command, "--version").exitCode()).isZero();
+    }
+  }
+}

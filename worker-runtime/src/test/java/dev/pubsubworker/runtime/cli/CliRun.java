@@ -1,0 +1,15 @@
+package dev.pubsubworker.runtime.cli;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+/** Runs the command line in-process and captures what it printed. */
+record CliRun(int exitCode, String out, String err) {
+
+  static CliRun of(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = WorkerCli.execute(args, new PrintWriter(out, true), new PrintWriter(err, true));
+    return new CliRun(code, out.toString(), err.toString());
+  }
+}

@@ -1,0 +1,152 @@
+package dev.pubsubworker.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.ByteString;
+import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.testkit.services.PubSubEmulator;
+import dev.pubsubworker.testkit.services.SubscriptionFixture;
+import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testkit.services.TestServices;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code run} as a real process: start, process, SIGTERM, exit codes. */
+class RunCommandProcessTest {
+
+  @TempDir Path dir;
+
+  private Process start(Path config, Path log) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(WorkerCli.class.getName());
+    command.add("run");
+    command.add("--config");
+    command.add(config.toString());
+    return new ProcessBuilder(command)
+        .redirectErrorStream(true)
+        .redirectOutput(log.toFile())
+        .start();
+  }
+
+  @Test
+  void a_worker_processes_messages_and_exits_0_after_sigterm() throws Exception {
+    PubSubEmulator pubsub = TestServices.pubsub();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    Path config = dir.resolve("worker.conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          shutdown-grace = 5s
+          subscriptions {
+            orders { name = "%s", handler = orders, key = "template:orders:{order_id}" }
+          }
+        }
+        """
+            .formatted(
+                pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
+    Path log = dir.resolve("worker.log");
+    Process worker = start(config, log);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Files.readString(log).contains("worker started"));
+      for (String id : List.of("po-1", "po-2", "po-1")) {
+        pubsub.publish(
+            fixture.topic(),
+            PubsubMessage.newBuilder()
+                .setData(
+                    ByteString.copyFrom(
+                        "{\"orderId\":\"" + id + "\",\"sku\":\"A\",\"quantity\":1}",
+                        StandardCharsets.UTF_8))
+                .putAttributes("order_id", id)
+                .build());
+      }
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () ->
+                  Files.readString(log).contains("placed order po-1")
+                      && Files.readString(log).contains("placed order po-2"));
+      worker.destroy(); // SIGTERM
+      assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).isZero();
+      String output = Files.readString(log);
+      assertThat(output).contains("stopping gracefully").contains("worker stopped");
+      assertThat(output.split("placed order po-1", -1)).hasSize(2);
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
+
+  @Test
+  void a_bad_config_exits_2_with_one_line_per_problem_without_touching_pubsub() throws Exception {
+    Path config = dir.resolve("bad.conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = shop
+          pubsub-emulator-host = "127.0.0.1:9"
+          lock-store.type = cassandra
+          subscriptions { orders { handler = orders, ttl = 0s } }
+        }
+        """);
+    Path log = dir.resolve("bad.log");
+    Process worker = start(config, log);
+    assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(worker.exitValue()).isEqualTo(ExitCodes.BAD_CONFIG);
+    String output = Files.readString(log);
+    assertThat(output)
+        .contains("error: 2 configuration problems")
+        .contains(
+            "pubsub-worker.lock-store.type: must be one of in-memory | redis | sql | datastore, but"
+                + " was 'cassandra' ("
+                + config
+                + ":4)")
+        .contains(
+            "pubsub-worker.subscriptions.orders.ttl: must be a positive duration, but was PT0S")
+        .doesNotContain("\tat ")
+        .doesNotContain("subscriber");
+  }
+
+  @Test
+  void a_missing_subscription_exits_3_with_one_line() throws Exception {
+    PubSubEmulator pubsub = TestServices.pubsub();
+    Path config = dir.resolve("missing.conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          subscriptions { orders { name = does-not-exist, handler = orders } }
+        }
+        """
+            .formatted(pubsub.projectId(), pubsub.hostPort()));
+    Path log = dir.resolve("missing.log");
+    Process worker = start(config, log);
+    assertThat(worker.waitFor(90, TimeUnit.SECONDS)).isTrue();
+    assertThat(worker.exitValue()).isEqualTo(ExitCodes.UNAVAILABLE);
+    assertThat(Files.readString(log))
+        .contains(
+            "error: subscription orders: projects/"
+                + pubsub.projectId()
+                + "/subscriptions/does-not-exist does not exist")
+        .doesNotContain("\tat ");
+  }
+}
