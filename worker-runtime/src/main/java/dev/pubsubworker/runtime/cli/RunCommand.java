@@ -6,7 +6,6 @@ import dev.pubsubworker.runtime.plugin.PluginLoader;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.function.UnaryOperator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -38,7 +37,9 @@ final class RunCommand implements Callable<Integer> {
     try {
       WorkerConfig settings = config.load();
       List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
-      worker = Worker.create(settings, plugins, List.of(), List.of(), UnaryOperator.identity());
+      worker =
+          Worker.create(
+              settings, plugins, List.of(), List.of(), settings.logging().keyFormat().renderer());
       worker.start();
     } catch (RuntimeException e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);

@@ -75,6 +75,21 @@ final class SettingsReader {
     }
   }
 
+  int positiveIntOrZero(String key) {
+    read.add(key);
+    try {
+      int value = config.getInt(quote(key));
+      if (value < 0) {
+        problem(key, "must be 0 or more, but was " + value);
+        return 0;
+      }
+      return value;
+    } catch (ConfigException e) {
+      problem(key, describe(key, e, "a whole number"));
+      return 0;
+    }
+  }
+
   long positiveBytes(String key) {
     read.add(key);
     try {

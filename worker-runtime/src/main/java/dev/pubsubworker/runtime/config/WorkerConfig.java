@@ -28,6 +28,8 @@ import java.util.TreeSet;
  * @param pluginsDir a folder of plugin jars, if any
  * @param shutdownGrace how long a graceful stop waits for in-flight handlers
  * @param lockStore the lock store and its settings
+ * @param observability the metrics and health server
+ * @param logging the log format
  * @param subscriptions the subscriptions by id, in config order
  * @param plugins the raw {@code plugins} subtree: each plugin's settings under its name
  * @param source the whole config the settings were read from
@@ -38,6 +40,8 @@ public record WorkerConfig(
     Optional<Path> pluginsDir,
     Duration shutdownGrace,
     LockStoreConfig lockStore,
+    ObservabilityConfig observability,
+    LoggingConfig logging,
     Map<String, SubscriptionConfig> subscriptions,
     Config plugins,
     Config source) {
@@ -95,6 +99,24 @@ public record WorkerConfig(
     String pluginsDir = top.string("plugins-dir");
     Duration grace = top.positiveDuration("shutdown-grace");
     LockStoreConfig lockStore = readLockStore(top.object("lock-store"));
+    SettingsReader obs = top.object("observability");
+    int port = obs.positiveIntOrZero("http-port");
+    if (port > 65535) {
+      obs.problem("http-port", "must be a port 0..65535, but was " + port);
+    }
+    ObservabilityConfig observability =
+        new ObservabilityConfig(
+            port,
+            obs.string("http-host"),
+            obs.positiveDuration("lock-store-probe-interval"),
+            obs.positiveDuration("lock-store-stale-after"));
+    obs.rejectUnknown();
+    SettingsReader logs = top.object("logging");
+    LoggingConfig logging =
+        new LoggingConfig(
+            logs.choice("format", LogFormat.class, LogFormat.TEXT),
+            logs.choice("key-format", KeyLogFormat.class, KeyLogFormat.PLAIN));
+    logs.rejectUnknown();
 
     SettingsReader defaultsReader = top.object("subscription-defaults");
     Config defaults = defaultsReader.config();
@@ -154,6 +176,8 @@ public record WorkerConfig(
         pluginsDir.isEmpty() ? Optional.empty() : Optional.of(Path.of(pluginsDir)),
         grace,
         lockStore,
+        observability,
+        logging,
         Map.copyOf(subscriptions),
         plugins,
         config);

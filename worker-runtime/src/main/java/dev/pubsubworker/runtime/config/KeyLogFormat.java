@@ -1,0 +1,29 @@
+package dev.pubsubworker.runtime.config;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.function.UnaryOperator;
+
+/** How lock keys appear in log lines ({@code pubsub-worker.logging.key-format}). */
+public enum KeyLogFormat {
+  /** As they are. */
+  PLAIN,
+  /** The first 16 hex digits of their SHA-256, for keys that carry business data. */
+  SHA256;
+
+  /** The function that renders a key this way. */
+  public UnaryOperator<String> renderer() {
+    return this == PLAIN ? UnaryOperator.identity() : KeyLogFormat::hash;
+  }
+
+  private static String hash(String key) {
+    try {
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
+      return "sha256:" + HexFormat.of().formatHex(d, 0, 8);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+    }
+  }
+}
