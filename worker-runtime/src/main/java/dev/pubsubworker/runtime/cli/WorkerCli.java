@@ -1,6 +1,9 @@
 package dev.pubsubworker.runtime.cli;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -18,15 +21,38 @@ import picocli.CommandLine.IVersionProvider;
     mixinStandardHelpOptions = true,
     versionProvider = WorkerCli.Version.class,
     description = "Exactly-once processing for Google Cloud Pub/Sub pull subscribers.",
-    subcommands = {RunCommand.class, CheckConfigCommand.class})
+    subcommands = {
+      RunCommand.class,
+      CheckConfigCommand.class,
+      InspectCommand.class,
+      ForgetCommand.class,
+      PurgeCommand.class,
+      PublishCommand.class,
+      DemoCommand.class
+    })
 public final class WorkerCli implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  private final BufferedReader input;
+
+  private WorkerCli(BufferedReader input) {
+    this.input = input;
+  }
+
+  /** Where commands read answers from (confirmation prompts). */
+  BufferedReader input() {
+    return input;
+  }
+
   /** Runs the command line and exits the JVM with its exit code. */
   public static void main(String[] args) {
     System.exit(
-        execute(args, new PrintWriter(System.out, true), new PrintWriter(System.err, true)));
+        execute(
+            args,
+            new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)),
+            new PrintWriter(System.out, true),
+            new PrintWriter(System.err, true)));
   }
 
   /**
@@ -34,8 +60,8 @@ public final class WorkerCli implements Runnable {
    *
    * @return the exit code
    */
-  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
-    CommandLine cli = new CommandLine(new WorkerCli());
+  public static int execute(String[] args, BufferedReader in, PrintWriter out, PrintWriter err) {
+    CommandLine cli = new CommandLine(new WorkerCli(in));
     cli.setOut(out);
     cli.setErr(err);
     cli.setParameterExceptionHandler(

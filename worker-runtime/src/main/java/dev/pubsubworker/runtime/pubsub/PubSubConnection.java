@@ -5,8 +5,10 @@ import com.google.api.gax.core.NoCredentialsProvider;
 import com.google.api.gax.grpc.GrpcTransportChannel;
 import com.google.api.gax.rpc.FixedTransportChannelProvider;
 import com.google.api.gax.rpc.TransportChannelProvider;
+import com.google.cloud.pubsub.v1.Publisher;
 import com.google.cloud.pubsub.v1.SubscriptionAdminSettings;
 import com.google.cloud.pubsub.v1.TopicAdminSettings;
+import com.google.pubsub.v1.TopicName;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import java.util.Optional;
@@ -71,6 +73,13 @@ public final class PubSubConnection implements AutoCloseable {
         TopicAdminSettings.newBuilder().setCredentialsProvider(credentialsProvider());
     channelProvider().ifPresent(b::setTransportChannelProvider);
     return b.build();
+  }
+
+  /** A publisher builder for {@code topic} on this connection; the caller shuts it down. */
+  public Publisher.Builder publisher(TopicName topic) {
+    Publisher.Builder b = Publisher.newBuilder(topic).setCredentialsProvider(credentialsProvider());
+    channelProvider().ifPresent(b::setChannelProvider);
+    return b;
   }
 
   /** Shuts the emulator channel down, waiting up to 5 s. */

@@ -1,0 +1,81 @@
+package dev.pubsubworker.runtime.cli;
+
+import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.store.LockStore;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code forget KEY}: deletes a key's record for a deliberate replay, so its next delivery runs
+ * again. Asks for confirmation unless {@code --yes}.
+ */
+@Command(
+    name = "forget",
+    mixinStandardHelpOptions = true,
+    versionProvider = WorkerCli.Version.class,
+    description =
+        "Delete a key's record for a deliberate replay: the next delivery for the key runs again.")
+final class ForgetCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @ParentCommand WorkerCli parent;
+
+  @Mixin StoreOptions options;
+
+  @Parameters(index = "0", paramLabel = "KEY", description = "The lock key to forget.")
+  String key;
+
+  @Option(
+      names = {"-y", "--yes"},
+      description = "Do not ask for confirmation.")
+  boolean yes;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    try (LockStore store = LockStore.of(options.config.load())) {
+      Optional<LockRecord> record = store.admin().inspect(key);
+      if (record.isEmpty()) {
+        out.println("no record for this key: nothing to forget");
+        out.flush();
+        return ExitCodes.OK;
+      }
+      out.println(RecordView.human(record.get()));
+      if (!yes && !confirm(out, parent.input())) {
+        out.println("not forgotten");
+        out.flush();
+        return ExitCodes.FAILURE;
+      }
+      boolean deleted = store.admin().forget(key);
+      out.println(
+          deleted ? "forgotten: the next delivery for this key runs again" : "already gone");
+      out.flush();
+      return ExitCodes.OK;
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+  }
+
+  private static boolean confirm(PrintWriter out, BufferedReader in) {
+    out.print("Forget this key? Its next delivery will run again (a deliberate replay). [y/N] ");
+    out.flush();
+    try {
+      String answer = in.readLine();
+      return answer != null && answer.trim().toLowerCase(Locale.ROOT).matches("y|yes");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+}

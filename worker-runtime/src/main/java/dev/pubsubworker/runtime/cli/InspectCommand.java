@@ -1,0 +1,52 @@
+package dev.pubsubworker.runtime.cli;
+
+import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.store.LockStore;
+import java.io.PrintWriter;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/** {@code inspect KEY}: shows a key's record in the configured lock store. */
+@Command(
+    name = "inspect",
+    mixinStandardHelpOptions = true,
+    versionProvider = WorkerCli.Version.class,
+    description = "Show a key's record (state, fence, lease expiry, expires-at) in the lock store.")
+final class InspectCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin StoreOptions options;
+
+  @Parameters(index = "0", paramLabel = "KEY", description = "The lock key, e.g. orders:po-123")
+  String key;
+
+  @Option(names = "--json", description = "Print the record as one JSON object.")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    PrintWriter out = spec.commandLine().getOut();
+    try (LockStore store = LockStore.of(options.config.load())) {
+      Optional<LockRecord> record = store.admin().inspect(key);
+      if (json) {
+        out.println(record.map(RecordView::json).orElse(RecordView.absentJson(key)));
+      } else {
+        out.println(
+            record
+                .map(RecordView::human)
+                .orElse("no record for this key: the next delivery runs (at fence 1)"));
+      }
+      out.flush();
+      return ExitCodes.OK;
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package dev.pubsubworker.runtime.store;
+
+import com.google.inject.Guice;
+import com.google.inject.Injector;
+import com.google.inject.Stage;
+import dev.pubsubworker.core.LockAdmin;
+import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.runtime.config.WorkerConfig;
+
+/**
+ * The configured lock store on its own, without plugins or subscriptions: what the operator tools
+ * ({@code inspect}, {@code forget}, {@code purge}) work on. Opened on first use; {@link #close()}
+ * closes it.
+ */
+public final class LockStore implements AutoCloseable {
+
+  private final Injector injector;
+
+  private LockStore(Injector injector) {
+    this.injector = injector;
+  }
+
+  /** The store {@code config} describes; nothing is opened until first used. */
+  public static LockStore of(WorkerConfig config) {
+    return new LockStore(
+        Guice.createInjector(
+            Stage.DEVELOPMENT, LockStoreModules.forConfig(config.lockStore(), config.projectId())));
+  }
+
+  /** The store's backend. */
+  public LockBackend backend() {
+    return injector.getInstance(LockBackend.class);
+  }
+
+  /** The store's admin view. */
+  public LockAdmin admin() {
+    return injector.getInstance(LockAdmin.class);
+  }
+
+  /** Closes the backend. */
+  @Override
+  public void close() {
+    backend().close();
+  }
+}
