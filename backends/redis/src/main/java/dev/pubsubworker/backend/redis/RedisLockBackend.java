@@ -24,6 +24,7 @@ import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.event.command.CommandListener;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -158,6 +159,11 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
     } catch (RuntimeException e) {
       throw failure("checkConnection", e);
     }
+  }
+
+  /** Lets a test in this package watch the commands the client sends; call before connecting. */
+  void addCommandListener(CommandListener listener) {
+    client.addListener(listener);
   }
 
   @Override

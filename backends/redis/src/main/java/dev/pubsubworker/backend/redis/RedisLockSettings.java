@@ -5,7 +5,6 @@ import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
@@ -260,6 +259,11 @@ public final class RedisLockSettings {
                     + scheme
                     + "'");
       }
+      if ((scheme.equals("redis") || scheme.equals("rediss")) && parsed.getHost() == null) {
+        throw new IllegalArgumentException(
+            "uri has no valid host[:port] (a port must be a number); expected e.g."
+                + " redis://host:6379");
+      }
       RedisURI redis;
       try {
         redis = RedisURI.create(parsed);
@@ -430,10 +434,6 @@ public final class RedisLockSettings {
     }
 
     private static void requireNoSpaceOrControl(String value, String name) {
-      byte[] bytes = value.getBytes(StandardCharsets.UTF_8);
-      if (bytes.length != value.length()) {
-        throw new IllegalArgumentException(name + " must be ASCII");
-      }
       for (int i = 0; i < value.length(); i++) {
         char c = value.charAt(i);
         if (c < 0x21 || c > 0x7e) {

@@ -7,7 +7,14 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.output.StatusOutput;
+import io.lettuce.core.protocol.CommandArgs;
+import io.lettuce.core.protocol.CommandType;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /** The Redis the tests run against, and a plain client to look at it from the side. */
@@ -40,9 +47,58 @@ final class TestRedis {
     private final RedisClient client = RedisClient.create(uri());
     private final StatefulRedisConnection<byte[], byte[]> connection =
         client.connect(ByteArrayCodec.INSTANCE);
+    private final StatefulRedisConnection<String, String> text = client.connect();
 
+    /** Binary-safe commands. */
     RedisCommands<byte[], byte[]> commands() {
       return connection.sync();
+    }
+
+    /** Text commands. */
+    RedisCommands<String, String> text() {
+      return text.sync();
+    }
+
+    /** Runs a command that answers with a status ({@code OK}), e.g. {@code CLIENT PAUSE 100}. */
+    String call(String command, String... args) {
+      CommandArgs<String, String> commandArgs = new CommandArgs<>(StringCodec.UTF8);
+      for (String a : args) {
+        commandArgs.add(a);
+      }
+      return text()
+          .dispatch(
+              CommandType.valueOf(command), new StatusOutput<>(StringCodec.UTF8), commandArgs);
+    }
+
+    /** A counter from {@code INFO commandstats}, e.g. calls of {@code evalsha}; 0 if absent. */
+    long commandCalls(String command) {
+      for (String line : text().info("commandstats").split("\r?\n")) {
+        if (line.startsWith("cmdstat_" + command + ":")) {
+          for (String field : line.substring(line.indexOf(':') + 1).split(",")) {
+            if (field.startsWith("calls=")) {
+              return Long.parseLong(field.substring("calls=".length()));
+            }
+          }
+        }
+      }
+      return 0;
+    }
+
+    /** The id of the connection named {@code name} if it is parked on a paused EVALSHA. */
+    Optional<Long> parkedClient(String name) {
+      for (String line : text().clientList().split("\r?\n")) {
+        List<String> fields = Arrays.asList(line.split(" "));
+        if (fields.contains("name=" + name)
+            && fields.contains("cmd=evalsha")
+            && fields.stream().anyMatch(f -> f.startsWith("flags=") && f.contains("b"))) {
+          for (String f : fields) {
+            if (f.startsWith("id=")) {
+              return Optional.of(Long.parseLong(f.substring(3)));
+            }
+          }
+        }
+      }
+      return Optional.empty();
     }
 
     static byte[] bytes(String s) {
@@ -67,6 +123,7 @@ final class TestRedis {
     @Override
     public void close() {
       connection.close();
+      text.close();
       client.shutdown();
     }
   }
