@@ -187,7 +187,9 @@ class RedisOutageTest {
             .hasMessage(
                 "claim failed on redis prefix '"
                     + settings.keyPrefix()
-                    + "' at redis://127.0.0.1:6379/0: no reply within the command timeout of"
+                    + "' at "
+                    + settings.endpoint()
+                    + ": no reply within the command timeout of"
                     + " PT0.2S")
             .cause()
             .isInstanceOf(RedisCommandTimeoutException.class);

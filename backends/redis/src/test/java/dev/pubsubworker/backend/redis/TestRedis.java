@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.redis;
 
+import dev.pubsubworker.testkit.services.TestServices;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;
@@ -15,21 +16,20 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 
 /** The Redis the tests run against, and a plain client to look at it from the side. */
 final class TestRedis {
 
   private TestRedis() {}
 
-  /** The test Redis's URI. */
+  /** The test Redis's URI, from the test-services facility (skips or fails if there is none). */
   static String uri() {
-    return "redis://127.0.0.1:6379";
+    return TestServices.redis().uri();
   }
 
   /** A key prefix no other test or run uses, ending in a colon. */
   static String uniquePrefix(String name) {
-    return "pwtest_" + name + "_" + UUID.randomUUID().toString().substring(0, 8) + ":";
+    return TestServices.uniqueName("pwtest_" + name) + ":";
   }
 
   /** Settings on the test Redis under a fresh prefix. */
