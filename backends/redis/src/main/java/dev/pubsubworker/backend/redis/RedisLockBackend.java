@@ -512,20 +512,32 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
             + " client wrote it)");
   }
 
-  /** The Redis error code: the first word of the error, e.g. READONLY, NOPERM, WRONGTYPE. */
-  private static String errorCode(RuntimeException e) {
+  /**
+   * The Redis error code: the first word of the error (READONLY, NOPERM, OOM, ...), or, for an
+   * error raised inside a script ({@code ERR ... script: <sha>, on @user_script:12}), the code of
+   * the command that failed in it. Never the rest of the message.
+   */
+  static String errorCode(RuntimeException e) {
     String message = e.getMessage();
     if (message == null || message.isBlank()) {
       return e.getClass().getSimpleName();
     }
     String first = message.strip().split("\\s+", 2)[0];
-    // A script error reads "ERR user_script:12: WRONGTYPE ..."; the code inside is more telling.
-    if (first.equals("ERR") && message.contains("WRONGTYPE")) {
-      return "WRONGTYPE in script";
+    boolean inScript = message.contains("@user_script");
+    if (first.equals("ERR") && inScript) {
+      for (String code : List.of("WRONGTYPE", "NOPERM", "READONLY", "OOM", "MISCONF")) {
+        if (message.contains(code)) {
+          return code + " in script";
+        }
+      }
+      if (message.contains("can't run this command")) {
+        return "NOPERM in script";
+      }
+      return "ERR in script";
     }
-    return first.length() <= 32 && first.chars().allMatch(c -> c >= 'A' && c <= 'Z' || c == '_')
-        ? first
-        : e.getClass().getSimpleName();
+    boolean isCode =
+        first.length() <= 32 && first.chars().allMatch(c -> c >= 'A' && c <= 'Z' || c == '_');
+    return (isCode ? first : e.getClass().getSimpleName()) + (inScript ? " in script" : "");
   }
 
   private static byte[] number(long value) {

@@ -44,6 +44,7 @@ class RedisOutageTest {
             .uri("redis://127.0.0.1:" + closedPort())
             .keyPrefix(prefix)
             .connectTimeout(Duration.ofSeconds(1))
+            .commandTimeout(Duration.ofSeconds(1))
             .build();
     try (RedisLockBackend backend = RedisLockBackend.create(settings)) {
       Claim claim = new Claim(SECRET_KEY, 1, Instant.now(), "token");
@@ -71,6 +72,7 @@ class RedisOutageTest {
             .uri("redis://127.0.0.1:" + closedPort())
             .keyPrefix(TestRedis.uniquePrefix("closed_guard"))
             .connectTimeout(Duration.ofSeconds(1))
+            .commandTimeout(Duration.ofSeconds(1))
             .build();
     AtomicInteger runs = new AtomicInteger();
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
@@ -88,7 +90,11 @@ class RedisOutageTest {
   @Test
   void invalid_keys_are_rejected_before_any_io_even_when_redis_is_unreachable() throws IOException {
     RedisLockSettings settings =
-        RedisLockSettings.newBuilder().uri("redis://127.0.0.1:" + closedPort()).build();
+        RedisLockSettings.newBuilder()
+            .uri("redis://127.0.0.1:" + closedPort())
+            .connectTimeout(Duration.ofSeconds(1))
+            .commandTimeout(Duration.ofSeconds(1))
+            .build();
     try (RedisLockBackend backend = RedisLockBackend.create(settings)) {
       String tooLong = "k".repeat(RedisLockBackend.MAX_KEY_BYTES + 1);
       String lone = "half a pair \uD83D";
