@@ -8,6 +8,7 @@ import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
+import io.lettuce.core.AbstractRedisClient;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -21,14 +22,21 @@ import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.TimeoutOptions;
+import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.cluster.ClusterClientOptions;
+import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
+import io.lettuce.core.cluster.RedisClusterClient;
+import io.lettuce.core.cluster.SlotHash;
+import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.command.CommandListener;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -44,9 +52,9 @@ import org.slf4j.LoggerFactory;
  * {@link RedisLockSettings}) with the fields {@code state}, {@code fence}, {@code leaseExpiry},
  * {@code expiresAt} (epoch milliseconds), {@code claimToken} and {@code fingerprint}. Each verb is
  * one Lua script run with {@code EVALSHA}: one network round trip, atomic on the server, touching
- * exactly one key (so it is Redis Cluster safe). Scripts are loaded once per connection; if the
- * server lost them (restart, failover, {@code SCRIPT FLUSH}) the verb resends the text once with
- * {@code EVAL}.
+ * exactly one key (so it is Redis Cluster safe; see {@link RedisLockSettings.Builder#cluster}).
+ * Scripts are loaded once per connection; if the server lost them (restart, failover, {@code SCRIPT
+ * FLUSH}) the verb resends the text once with {@code EVAL}.
  *
  * <h2>Time</h2>
  *
@@ -93,10 +101,15 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
   private final KeyLayout layout;
   private final String namespace;
   private final String endpoint;
-  private final RedisClient client;
+  private final AbstractRedisClient client;
+  private final boolean cluster;
   private final Object connectLock = new Object();
-  private volatile StatefulRedisConnection<byte[], byte[]> connection;
+  private volatile Link link;
   private volatile boolean closed;
+
+  /** An open connection and its synchronous commands (standalone or cluster-aware). */
+  private record Link(
+      StatefulConnection<byte[], byte[]> connection, RedisClusterCommands<byte[], byte[]> sync) {}
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -108,27 +121,51 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
             .withTimeout(settings.commandTimeout())
             .withClientName(settings.clientName())
             .build();
-    this.client =
-        settings
-            .clientResources()
-            .map(resources -> RedisClient.create(resources, uri))
-            .orElseGet(() -> RedisClient.create(uri));
-    ClientOptions.Builder options =
-        ClientOptions.builder()
-            .autoReconnect(true)
-            // Fail fast while the connection is down instead of queueing until the timeout.
-            .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
-            // A command in flight when the connection dropped fails instead of being re-sent
-            // after the reconnect: its caller has been told it failed and may already retry.
-            .replayFilter(command -> true)
-            .socketOptions(
-                SocketOptions.builder()
-                    .connectTimeout(settings.connectTimeout())
-                    .keepAlive(true)
-                    .build())
-            .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()));
+    this.cluster = settings.cluster();
+    if (cluster) {
+      RedisClusterClient clusterClient =
+          settings
+              .clientResources()
+              .map(resources -> RedisClusterClient.create(resources, uri))
+              .orElseGet(() -> RedisClusterClient.create(uri));
+      ClusterClientOptions.Builder options = ClusterClientOptions.builder();
+      configure(options, settings);
+      options.topologyRefreshOptions(
+          ClusterTopologyRefreshOptions.builder()
+              // Adaptive refresh on MOVED/ASK/reconnects is the driver's default.
+              .enablePeriodicRefresh(Duration.ofMinutes(1))
+              .build());
+      clusterClient.setOptions(options.build());
+      this.client = clusterClient;
+    } else {
+      RedisClient redisClient =
+          settings
+              .clientResources()
+              .map(resources -> RedisClient.create(resources, uri))
+              .orElseGet(() -> RedisClient.create(uri));
+      ClientOptions.Builder options = ClientOptions.builder();
+      configure(options, settings);
+      redisClient.setOptions(options.build());
+      this.client = redisClient;
+    }
+  }
+
+  /** The driver options both client kinds share. */
+  private static void configure(ClientOptions.Builder options, RedisLockSettings settings) {
+    options
+        .autoReconnect(true)
+        // Fail fast while the connection is down instead of queueing until the timeout.
+        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+        // A command in flight when the connection dropped fails instead of being re-sent after
+        // the reconnect: its caller has been told it failed and may already be retrying.
+        .replayFilter(command -> true)
+        .socketOptions(
+            SocketOptions.builder()
+                .connectTimeout(settings.connectTimeout())
+                .keepAlive(true)
+                .build())
+        .timeoutOptions(TimeoutOptions.enabled(settings.commandTimeout()));
     settings.sslOptions().ifPresent(options::sslOptions);
-    client.setOptions(options.build());
   }
 
   /**
@@ -153,7 +190,7 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
    * @throws IllegalStateException if the backend is closed
    */
   public void checkConnection() {
-    RedisCommands<byte[], byte[]> commands = commands("checkConnection");
+    RedisClusterCommands<byte[], byte[]> commands = commands("checkConnection");
     try {
       commands.ping();
     } catch (RuntimeException e) {
@@ -321,7 +358,7 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
   @Override
   public boolean forget(String key) {
     validateKey(key);
-    RedisCommands<byte[], byte[]> commands = commands("forget");
+    RedisClusterCommands<byte[], byte[]> commands = commands("forget");
     Long deleted;
     try {
       deleted = commands.del(layout.redisKey(key));
@@ -345,7 +382,7 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
     if (limit < 1) {
       throw new IllegalArgumentException("limit must be >= 1, but was " + limit);
     }
-    RedisCommands<byte[], byte[]> commands = commands("purgeExpired");
+    RedisClusterCommands<byte[], byte[]> commands = commands("purgeExpired");
     ScanArgs args = ScanArgs.Builder.matches(layout.scanPattern()).limit(SCAN_COUNT);
     ScanCursor cursor = ScanCursor.INITIAL;
     int removed = 0;
@@ -362,13 +399,21 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
           candidates.add(k);
         }
       }
-      if (!candidates.isEmpty()) {
+      // One script call per page; on a cluster one per slot, since a script's keys must share one.
+      Collection<List<byte[]>> batches =
+          cluster
+              ? SlotHash.partition(ByteArrayCodec.INSTANCE, candidates).values()
+              : candidates.isEmpty() ? List.of() : List.of(candidates);
+      for (List<byte[]> batch : batches) {
+        if (removed >= limit) {
+          break;
+        }
         Long deleted =
             runOnKeys(
                 "purgeExpired",
                 LockScript.PURGE,
                 ScriptOutputType.INTEGER,
-                candidates.toArray(new byte[0][]),
+                batch.toArray(new byte[0][]),
                 number(limit - removed));
         removed += Math.toIntExact(deleted == null ? 0 : deleted);
       }
@@ -388,11 +433,11 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
         return;
       }
       closed = true;
-      StatefulRedisConnection<byte[], byte[]> c = connection;
-      connection = null;
+      Link l = link;
+      link = null;
       try {
-        if (c != null) {
-          c.close();
+        if (l != null) {
+          l.connection().close();
         }
       } finally {
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -407,42 +452,50 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
 
   // -----------------------------------------------------------------------------------------------
 
-  private RedisCommands<byte[], byte[]> commands(String verb) {
-    StatefulRedisConnection<byte[], byte[]> c = connection;
-    if (c == null) {
-      c = connect(verb);
+  private RedisClusterCommands<byte[], byte[]> commands(String verb) {
+    Link l = link;
+    if (l == null) {
+      l = connect(verb);
     }
-    return c.sync();
+    return l.sync();
   }
 
-  private StatefulRedisConnection<byte[], byte[]> connect(String verb) {
+  private Link connect(String verb) {
     synchronized (connectLock) {
       if (closed) {
         throw new IllegalStateException("the Redis lock backend is closed");
       }
-      if (connection != null) {
-        return connection;
+      if (link != null) {
+        return link;
       }
-      StatefulRedisConnection<byte[], byte[]> c;
+      Link l;
       try {
-        c = client.connect(ByteArrayCodec.INSTANCE);
+        if (client instanceof RedisClusterClient clusterClient) {
+          StatefulRedisClusterConnection<byte[], byte[]> c =
+              clusterClient.connect(ByteArrayCodec.INSTANCE);
+          l = new Link(c, c.sync());
+        } else {
+          StatefulRedisConnection<byte[], byte[]> c =
+              ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
+          l = new Link(c, c.sync());
+        }
       } catch (RuntimeException e) {
         throw failure(verb, e);
       }
       try {
-        loadScripts(c.sync());
+        loadScripts(l.sync());
       } catch (RuntimeException e) {
-        c.close();
+        l.connection().close();
         throw failure(verb, e);
       }
       log.info("connected to {} for lock records under prefix '{}'", endpoint, namespace);
-      connection = c;
-      return c;
+      link = l;
+      return l;
     }
   }
 
   /** Loads every script once, so that verbs need only {@code EVALSHA}. */
-  private void loadScripts(RedisCommands<byte[], byte[]> commands) {
+  private void loadScripts(RedisClusterCommands<byte[], byte[]> commands) {
     for (LockScript script : LockScript.values()) {
       try {
         String sha = commands.scriptLoad(script.source());
@@ -466,7 +519,7 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
     byte[][] argv = new byte[args.length + 1][];
     argv[0] = number(settings.clockOffset().getAsLong());
     System.arraycopy(args, 0, argv, 1, args.length);
-    RedisCommands<byte[], byte[]> commands = commands(verb);
+    RedisClusterCommands<byte[], byte[]> commands = commands(verb);
     try {
       try {
         return commands.evalsha(script.sha1(), type, keys, argv);

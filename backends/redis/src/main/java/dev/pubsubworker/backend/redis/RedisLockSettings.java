@@ -59,6 +59,7 @@ public final class RedisLockSettings {
   private static final Duration MAX_TIMEOUT = Duration.ofMinutes(10);
 
   private final RedisURI redisUri;
+  private final boolean cluster;
   private final String keyPrefix;
   private final String hashTag;
   private final Duration commandTimeout;
@@ -70,6 +71,7 @@ public final class RedisLockSettings {
 
   private RedisLockSettings(Builder b) {
     this.redisUri = b.redisUri;
+    this.cluster = b.cluster;
     this.keyPrefix = b.keyPrefix;
     this.hashTag = b.hashTag;
     this.commandTimeout = b.commandTimeout;
@@ -115,6 +117,11 @@ public final class RedisLockSettings {
     return clientName;
   }
 
+  /** Whether the backend connects to a Redis Cluster through the URI's seed node. */
+  public boolean cluster() {
+    return cluster;
+  }
+
   /** Whether the connection uses TLS ({@code rediss://}). */
   public boolean tls() {
     return redisUri.isSsl();
@@ -122,7 +129,7 @@ public final class RedisLockSettings {
 
   /** The Redis endpoint without credentials, e.g. {@code redis://10.0.0.5:6379/0}, for logs. */
   public String endpoint() {
-    return describe(redisUri);
+    return cluster ? "cluster seed " + describe(redisUri) : describe(redisUri);
   }
 
   /** The driver's URI, credentials included: for the backend only. */
@@ -163,6 +170,8 @@ public final class RedisLockSettings {
         + clientName
         + "', tls="
         + tls()
+        + ", cluster="
+        + cluster
         + "}";
   }
 
@@ -190,6 +199,7 @@ public final class RedisLockSettings {
   public static final class Builder {
 
     private RedisURI redisUri = RedisURI.create(DEFAULT_URI);
+    private boolean cluster;
     private String keyPrefix = DEFAULT_KEY_PREFIX;
     private String hashTag;
     private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
@@ -203,6 +213,7 @@ public final class RedisLockSettings {
 
     private Builder(RedisLockSettings s) {
       this.redisUri = s.redisUri;
+      this.cluster = s.cluster;
       this.keyPrefix = s.keyPrefix;
       this.hashTag = s.hashTag;
       this.commandTimeout = s.commandTimeout;
@@ -282,6 +293,18 @@ public final class RedisLockSettings {
             "uri database must be >= 0, but was " + redis.getDatabase());
       }
       this.redisUri = redis;
+      return this;
+    }
+
+    /**
+     * Whether {@link #uri} names a seed node of a Redis Cluster rather than a standalone (or
+     * Sentinel-managed) server. Default false. With true, the backend discovers the cluster's
+     * topology from the seed, sends each script to the node owning its key's slot, follows
+     * resharding ({@code MOVED}/{@code ASK}) and refreshes the topology every minute. Only {@code
+     * redis://} and {@code rediss://} seeds, database 0.
+     */
+    public Builder cluster(boolean value) {
+      this.cluster = value;
       return this;
     }
 
@@ -394,9 +417,17 @@ public final class RedisLockSettings {
     /**
      * Checks the combination and builds the settings.
      *
-     * @throws IllegalArgumentException if {@link #sslOptions} is set for a URI without TLS
+     * @throws IllegalArgumentException if {@link #sslOptions} is set for a URI without TLS, or
+     *     {@link #cluster} is on with a Sentinel or socket URI or a database other than 0
      */
     public RedisLockSettings build() {
+      if (cluster
+          && (redisUri.getSocket() != null
+              || redisUri.getSentinelMasterId() != null
+              || redisUri.getDatabase() != 0)) {
+        throw new IllegalArgumentException(
+            "cluster mode needs a redis:// or rediss:// seed node uri with database 0");
+      }
       if (sslOptions != null && !redisUri.isSsl()) {
         throw new IllegalArgumentException(
             "sslOptions are set but the uri does not use TLS; use a rediss:// uri");

@@ -4,6 +4,7 @@ import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.testkit.BackendFixture;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -16,9 +17,27 @@ final class RedisFixture implements BackendFixture {
   private final RedisLockSettings settings;
   private final RedisLockBackend backend;
   private final RedisLockBackend second;
+  private final List<String> nodes;
 
+  /** On the test Redis. */
   RedisFixture(String name) {
-    this.settings = TestRedis.settings(name).clockOffset(offsetMillis::get).build();
+    this(TestRedis.settings(name), List.of(TestRedis.uri()));
+  }
+
+  /** On the local Redis Cluster, through its seed node. */
+  static RedisFixture onCluster(String name) {
+    LocalRedisCluster cluster = LocalRedisCluster.shared();
+    return new RedisFixture(
+        RedisLockSettings.newBuilder()
+            .uri(cluster.seedUri())
+            .cluster(true)
+            .keyPrefix(TestRedis.uniquePrefix(name)),
+        cluster.nodeUris());
+  }
+
+  private RedisFixture(RedisLockSettings.Builder builder, List<String> nodes) {
+    this.nodes = nodes;
+    this.settings = builder.clockOffset(offsetMillis::get).build();
     this.backend = RedisLockBackend.create(settings);
     this.second =
         RedisLockBackend.create(settings.toBuilder().clientName("pubsub-worker-second").build());
@@ -58,8 +77,10 @@ final class RedisFixture implements BackendFixture {
       second.close();
     } finally {
       // The offset clock ran ahead of Redis, so records would outlive the run: remove them.
-      try (TestRedis.Side side = TestRedis.side()) {
-        side.deleteAll(settings.namespace());
+      for (String node : nodes) {
+        try (TestRedis.Side side = TestRedis.side(node)) {
+          side.deleteAll(settings.namespace());
+        }
       }
     }
   }

@@ -128,15 +128,34 @@ class RedisLockSettingsTest {
   }
 
   @Test
+  void cluster_mode_needs_a_plain_seed_uri_on_database_0() {
+    RedisLockSettings s =
+        RedisLockSettings.newBuilder().uri("redis://10.0.0.7:7000").cluster(true).build();
+    assertThat(s.cluster()).isTrue();
+    assertThat(s.endpoint()).isEqualTo("cluster seed redis://10.0.0.7:7000/0");
+    assertRejected(
+        () -> RedisLockSettings.newBuilder().uri("redis://h:7000/3").cluster(true).build(),
+        "cluster mode needs a redis:// or rediss:// seed node uri with database 0");
+    assertRejected(
+        () ->
+            RedisLockSettings.newBuilder()
+                .uri("redis-sentinel://s1:26379/0#master")
+                .cluster(true)
+                .build(),
+        "cluster mode needs");
+  }
+
+  @Test
   void to_builder_keeps_every_setting() {
     RedisLockSettings s =
         RedisLockSettings.newBuilder()
-            .uri("redis://:pw@h:7000/3")
+            .uri("redis://:pw@h:7000")
             .keyPrefix("p:")
             .hashTag("t")
             .commandTimeout(Duration.ofSeconds(3))
             .connectTimeout(Duration.ofSeconds(4))
             .clientName("n")
+            .cluster(true)
             .clockOffset(() -> 42)
             .build();
     RedisLockSettings copy = s.toBuilder().build();

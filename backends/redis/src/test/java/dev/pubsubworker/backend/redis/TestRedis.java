@@ -39,15 +39,25 @@ final class TestRedis {
 
   /** A side client for inspecting Redis directly; close it. */
   static Side side() {
-    return new Side();
+    return new Side(uri());
+  }
+
+  /** A side client on another server (a cluster node, say); close it. */
+  static Side side(String uri) {
+    return new Side(uri);
   }
 
   /** A plain binary-safe connection to the test Redis. */
   static final class Side implements AutoCloseable {
-    private final RedisClient client = RedisClient.create(uri());
-    private final StatefulRedisConnection<byte[], byte[]> connection =
-        client.connect(ByteArrayCodec.INSTANCE);
-    private final StatefulRedisConnection<String, String> text = client.connect();
+    private final RedisClient client;
+    private final StatefulRedisConnection<byte[], byte[]> connection;
+    private final StatefulRedisConnection<String, String> text;
+
+    Side(String uri) {
+      client = RedisClient.create(uri);
+      connection = client.connect(ByteArrayCodec.INSTANCE);
+      text = client.connect();
+    }
 
     /** Binary-safe commands. */
     RedisCommands<byte[], byte[]> commands() {
@@ -112,8 +122,9 @@ final class TestRedis {
       int deleted = 0;
       do {
         KeyScanCursor<byte[]> page = commands().scan(cursor, args);
-        if (!page.getKeys().isEmpty()) {
-          deleted += commands().del(page.getKeys().toArray(new byte[0][])).intValue();
+        // One key per DEL: on a cluster node a multi-key DEL must stay within one slot.
+        for (byte[] key : page.getKeys()) {
+          deleted += commands().del(key).intValue();
         }
         cursor = page;
       } while (!cursor.isFinished());
