@@ -90,14 +90,7 @@ final class LocalRedisCluster {
   /** The shared cluster, started on first use. */
   static synchronized LocalRedisCluster shared() {
     if (shared == null) {
-      String binary = findRedisServer();
-      if (binary == null) {
-        String why = "no redis-server binary on PATH: install Redis (apt-get install redis-server)";
-        if ("true".equals(System.getenv("CI"))) {
-          Assertions.fail(why);
-        }
-        Assumptions.abort(why);
-      }
+      String binary = requireRedisServer();
       try {
         shared = new LocalRedisCluster(binary);
       } catch (IOException e) {
@@ -161,6 +154,19 @@ final class LocalRedisCluster {
     }
   }
 
+  /** The redis-server binary; skips the test without one, or fails it under {@code CI=true}. */
+  static String requireRedisServer() {
+    String binary = findRedisServer();
+    if (binary == null) {
+      String why = "no redis-server binary on PATH: install Redis (apt-get install redis-server)";
+      if ("true".equals(System.getenv("CI"))) {
+        Assertions.fail(why);
+      }
+      Assumptions.abort(why);
+    }
+    return binary;
+  }
+
   private static String findRedisServer() {
     String path = System.getenv("PATH");
     List<String> dirs = new ArrayList<>();
@@ -179,7 +185,7 @@ final class LocalRedisCluster {
   }
 
   /** A free port whose cluster bus port (+10000) is free too. */
-  private static int freePortPair() throws IOException {
+  static int freePortPair() throws IOException {
     for (int attempt = 0; attempt < 200; attempt++) {
       int port = ThreadLocalRandom.current().nextInt(20_000, 30_000);
       if (free(port) && free(port + 10_000)) {
