@@ -234,6 +234,52 @@ class RedisOutageTest {
     }
   }
 
+  @Test
+  void a_read_only_replica_is_a_lock_backend_exception_naming_readonly() throws Exception {
+    // A replica whose primary is unreachable: it serves reads and refuses every write.
+    String binary = LocalRedisCluster.requireRedisServer();
+    int port = LocalRedisCluster.freePortPair();
+    Process replica =
+        new ProcessBuilder(
+                binary,
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--replicaof",
+                "127.0.0.1",
+                Integer.toString(closedPort()),
+                "--save",
+                "",
+                "--appendonly",
+                "no")
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    try {
+      RedisLockSettings settings =
+          RedisLockSettings.newBuilder()
+              .uri("redis://127.0.0.1:" + port)
+              .keyPrefix(TestRedis.uniquePrefix("replica"))
+              .build();
+      try (RedisLockBackend backend = RedisLockBackend.create(settings)) {
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .ignoreExceptions()
+            .untilAsserted(backend::checkConnection);
+        assertThatThrownBy(() -> backend.claim(SECRET_KEY, LEASE, "token"))
+            .isInstanceOf(LockBackendException.class)
+            .hasMessageStartingWith("claim failed on redis prefix '" + settings.keyPrefix() + "'")
+            .hasMessageContaining("the server refused the command (READONLY")
+            .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
+        assertThat(backend.inspect(SECRET_KEY)).isEmpty();
+      }
+    } finally {
+      replica.destroy();
+      replica.waitFor(10, java.util.concurrent.TimeUnit.SECONDS);
+    }
+  }
+
   private static KeyLayout layout(RedisLockSettings settings) {
     return new KeyLayout(settings.namespace());
   }
