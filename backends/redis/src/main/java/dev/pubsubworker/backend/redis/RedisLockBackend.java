@@ -544,11 +544,11 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
     if (e instanceof RedisCommandTimeoutException) {
       what = "no reply within the command timeout of " + settings.commandTimeout();
     } else if (e instanceof RedisConnectionException) {
-      what = "cannot connect";
+      what = "cannot connect (" + driverMessage(e) + ")";
     } else if (e instanceof RedisCommandExecutionException) {
       what = "the server refused the command (" + errorCode(e) + ")";
     } else {
-      what = "the connection failed (" + e.getClass().getSimpleName() + ")";
+      what = "the connection failed (" + driverMessage(e) + ")";
     }
     return new LockBackendException(
         verb + " failed on redis prefix '" + namespace + "' at " + endpoint + ": " + what, e);
@@ -563,6 +563,20 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
             + endpoint
             + ": unexpected reply (the key holds something that is not a lock record, or another"
             + " client wrote it)");
+  }
+
+  /**
+   * The driver's own text for a connection-level failure ("Connection closed", "Unable to connect
+   * to host:port"): it names endpoints, never command arguments. Server replies, which could, go
+   * through {@link #errorCode} instead.
+   */
+  private static String driverMessage(RuntimeException e) {
+    String message = e.getMessage();
+    if (message == null || message.isBlank()) {
+      return e.getClass().getSimpleName();
+    }
+    String oneLine = message.strip().replaceAll("\\s+", " ");
+    return oneLine.length() <= 160 ? oneLine : oneLine.substring(0, 160) + "...";
   }
 
   /**
