@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -22,6 +21,8 @@ import java.util.function.IntFunction;
  *
  * <p>If the port was taken between choosing it and the server binding it, the start is retried on a
  * fresh port (at most {@value #PORT_ATTEMPTS} times).
+ *
+ * <p>Thread-safe.
  */
 final class ManagedProcess implements AutoCloseable {
 
@@ -32,18 +33,15 @@ final class ManagedProcess implements AutoCloseable {
   }
 
   private static final int PORT_ATTEMPTS = 3;
-  private static final Duration POLL_INTERVAL = Duration.ofMillis(50);
+  private static final long POLL_INTERVAL_MILLIS = 50;
   private static final int STOP_GRACE_SECONDS = 5;
 
-  private final String name;
   private final Process process;
   private final int port;
   private final Path logFile;
   private final Duration startupTime;
 
-  private ManagedProcess(
-      String name, Process process, int port, Path logFile, Duration startupTime) {
-    this.name = name;
+  private ManagedProcess(Process process, int port, Path logFile, Duration startupTime) {
     this.process = process;
     this.port = port;
     this.logFile = logFile;
@@ -57,7 +55,7 @@ final class ManagedProcess implements AutoCloseable {
    * @param name file-name-safe name; the log is {@code <workDir>/<name>-<port>.log}
    * @param environment variables added to this JVM's environment for the process
    * @throws IOException when it cannot start, exits early, or does not answer within {@code
-   *     timeout}; the message names the log file
+   *     timeout}; the message names the log file. The process tree is stopped first.
    */
   static ManagedProcess start(
       String name,
@@ -68,7 +66,7 @@ final class ManagedProcess implements AutoCloseable {
       Duration timeout)
       throws IOException {
     Files.createDirectories(workDir);
-    IOException portTaken = null;
+    PortTakenException portTaken = null;
     for (int attempt = 0; attempt < PORT_ATTEMPTS; attempt++) {
       int port = Probes.freeLoopbackPort();
       Path logFile = workDir.resolve(name + "-" + port + ".log");
@@ -87,19 +85,20 @@ final class ManagedProcess implements AutoCloseable {
             "could not run " + builder.command().get(0) + ": " + e.getMessage(), e);
       }
       process.getOutputStream().close();
-      ManagedProcess managed = new ManagedProcess(name, process, port, logFile, Duration.ZERO);
       try {
-        Duration startup = managed.awaitReady(readiness, timeout, started);
-        ManagedProcess ready = new ManagedProcess(name, process, port, logFile, startup);
-        ShutdownActions.register(name + " (pid " + process.pid() + ")", ready);
-        return ready;
+        awaitReady(name, process, port, logFile, readiness, started + timeout.toNanos(), timeout);
       } catch (PortTakenException e) {
-        managed.close();
+        stopTree(process);
         portTaken = e;
+        continue;
       } catch (IOException | RuntimeException e) {
-        managed.close();
+        stopTree(process);
         throw e;
       }
+      ManagedProcess ready =
+          new ManagedProcess(process, port, logFile, Duration.ofNanos(System.nanoTime() - started));
+      ShutdownActions.register(name + " (pid " + process.pid() + ")", ready);
+      return ready;
     }
     throw portTaken;
   }
@@ -129,6 +128,10 @@ final class ManagedProcess implements AutoCloseable {
    */
   @Override
   public void close() {
+    stopTree(process);
+  }
+
+  private static void stopTree(Process process) {
     // Snapshot the tree first: once a wrapper script dies its children are re-parented and are no
     // longer its descendants.
     List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
@@ -136,10 +139,8 @@ final class ManagedProcess implements AutoCloseable {
     tree.forEach(ProcessHandle::destroy);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(STOP_GRACE_SECONDS);
     for (ProcessHandle handle : tree) {
-      long remaining = deadline - System.nanoTime();
-      CompletableFuture<ProcessHandle> exit = handle.onExit();
       try {
-        exit.get(Math.max(remaining, 0), TimeUnit.NANOSECONDS);
+        handle.onExit().get(Math.max(deadline - System.nanoTime(), 0), TimeUnit.NANOSECONDS);
       } catch (TimeoutException | ExecutionException e) {
         handle.destroyForcibly();
       } catch (InterruptedException e) {
@@ -150,26 +151,32 @@ final class ManagedProcess implements AutoCloseable {
     }
   }
 
-  private Duration awaitReady(ReadinessProbe readiness, Duration timeout, long startedNanos)
+  private static void awaitReady(
+      String name,
+      Process process,
+      int port,
+      Path logFile,
+      ReadinessProbe readiness,
+      long deadlineNanos,
+      Duration timeout)
       throws IOException {
-    long deadline = startedNanos + timeout.toNanos();
-    IOException lastProbe = null;
+    IOException lastProbe;
     while (true) {
       try {
         readiness.check(port);
-        return Duration.ofNanos(System.nanoTime() - startedNanos);
+        return;
       } catch (IOException e) {
         lastProbe = e;
       }
       boolean exited;
       try {
-        exited = process.waitFor(POLL_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        exited = process.waitFor(POLL_INTERVAL_MILLIS, TimeUnit.MILLISECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new IOException("interrupted while waiting for " + name + " to answer", e);
       }
       if (exited) {
-        String log = readLog();
+        String log = readLog(logFile);
         String lower = log.toLowerCase(Locale.ROOT);
         if (lower.contains("address already in use") || lower.contains("bindexception")) {
           throw new PortTakenException(name + " found port " + port + " taken; see " + logFile);
@@ -184,7 +191,7 @@ final class ManagedProcess implements AutoCloseable {
                 + logFile
                 + lastLine(log));
       }
-      if (System.nanoTime() - deadline > 0) {
+      if (System.nanoTime() - deadlineNanos > 0) {
         throw new IOException(
             name
                 + " did not answer on 127.0.0.1:"
@@ -199,7 +206,7 @@ final class ManagedProcess implements AutoCloseable {
     }
   }
 
-  private String readLog() {
+  private static String readLog(Path logFile) {
     try {
       return Files.readString(logFile, StandardCharsets.UTF_8);
     } catch (IOException e) {
@@ -215,6 +222,8 @@ final class ManagedProcess implements AutoCloseable {
 
   /** The server could not bind its port: retry on another. */
   private static final class PortTakenException extends IOException {
+    private static final long serialVersionUID = 1L;
+
     PortTakenException(String message) {
       super(message);
     }

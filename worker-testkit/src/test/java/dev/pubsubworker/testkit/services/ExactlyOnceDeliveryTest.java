@@ -37,7 +37,9 @@ class ExactlyOnceDeliveryTest {
             .newSubscriberWithAckResponse(
                 fixture.subscription(),
                 (message, reply) -> deliveries.add(new Delivery(message, reply)))
-            // No lease extension: the receipt modack sets the deadline once and it lapses.
+            // No lease extension: the receipt modack sets the deadline once and it lapses. The
+            // client never sets less than 10 s; a small maximum keeps it at that instead of the
+            // 60 s exactly-once default.
             .setMaxAckExtensionPeriodDuration(Duration.ZERO)
             .setMinDurationPerAckExtensionDuration(Duration.ofSeconds(1))
             .setMaxDurationPerAckExtensionDuration(Duration.ofSeconds(2))

@@ -80,10 +80,10 @@ class ManagedProcessTest {
                     port -> List.of("sh", "-c", "echo $$ > pid; exec sleep 600"),
                     Map.of(),
                     logSays("never"),
-                    Duration.ofMillis(500)))
+                    Duration.ofSeconds(2)))
         .isInstanceOf(IOException.class)
         .hasMessageMatching(
-            "silent did not answer on 127\\.0\\.0\\.1:\\d+ within 0\\.5 s \\(last check: no 'never'"
+            "silent did not answer on 127\\.0\\.0\\.1:\\d+ within 2\\.0 s \\(last check: no 'never'"
                 + " in the log yet\\); see .*silent-\\d+\\.log");
     long pid = Long.parseLong(Files.readString(workDir.resolve("pid")).strip());
     assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).isEmpty();

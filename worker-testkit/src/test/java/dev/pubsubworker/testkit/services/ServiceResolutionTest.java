@@ -205,8 +205,9 @@ class ServiceResolutionTest {
     @Test
     void postgresUrlInUriForm() {
       SqlDatabase local = TestServices.postgres();
-      String url =
-          local.jdbcUrl().replace("jdbc:postgresql://", "postgresql://" + local.user() + "@");
+      String credentials =
+          local.user() + (local.password().isEmpty() ? "" : ":" + local.password()) + "@";
+      String url = local.jdbcUrl().replace("jdbc:postgresql://", "postgresql://" + credentials);
       ServiceRegistry registry = environment().set("POSTGRES_URL", url).registry();
 
       SqlDatabase database = registry.postgres();
@@ -223,6 +224,7 @@ class ServiceResolutionTest {
           environment()
               .set("MARIADB_URL", local.jdbcUrl())
               .set("MARIADB_USER", local.user())
+              .set("MARIADB_PASSWORD", local.password())
               .registry();
 
       SqlDatabase database = registry.mariadb();
@@ -232,16 +234,15 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void postgresUrlThatRefusesIsReportedWithoutFallingBack() {
-      SqlDatabase local = TestServices.postgres();
-      String url = local.jdbcUrl().replaceAll("/[a-z_]+$", "/no_such_database_here");
+    void postgresUrlThatRefusesIsReportedWithoutFallingBack() throws Exception {
+      String url = "jdbc:postgresql://127.0.0.1:" + TestEnvironments.closedPort() + "/test";
       ServiceRegistry registry =
-          environment().set("POSTGRES_URL", url).set("POSTGRES_USER", local.user()).registry();
+          environment().set("POSTGRES_URL", url).set("POSTGRES_USER", "someone").registry();
 
       assertThatThrownBy(registry::postgres)
           .isInstanceOf(TestAbortedException.class)
           .hasMessageStartingWith(
-              "PostgreSQL unavailable: POSTGRES_URL=" + url + " as " + local.user() + " refused")
+              "PostgreSQL unavailable: POSTGRES_URL=" + url + " as someone refused")
           .hasMessageEndingWith("fix it or unset POSTGRES_URL");
     }
   }
@@ -250,12 +251,24 @@ class ServiceResolutionTest {
   class LocalAndEmbedded {
 
     @Test
-    void localServersAreFoundOnTheirDefaultPorts() {
-      ServiceRegistry registry = environment().set("TEST_SERVICES_SOURCES", "local").registry();
+    void localOnlyResolutionAgreesWithTheRealOne() {
+      ServiceRegistry localOnly = environment().set("TEST_SERVICES_SOURCES", "local").registry();
 
-      assertThat(registry.redis().source()).isEqualTo(ServiceSource.LOCAL);
-      assertThat(registry.postgres().source()).isEqualTo(ServiceSource.LOCAL);
-      assertThat(registry.mariadb().source()).isEqualTo(ServiceSource.LOCAL);
+      RedisService realRedis = TestServices.redis();
+      if (realRedis.source() == ServiceSource.LOCAL) {
+        assertThat(localOnly.redis().uri()).isEqualTo(realRedis.uri());
+        assertThat(localOnly.redis().source()).isEqualTo(ServiceSource.LOCAL);
+      }
+      SqlDatabase realPostgres = TestServices.postgres();
+      if (realPostgres.source() == ServiceSource.LOCAL) {
+        assertThat(localOnly.postgres().jdbcUrl()).isEqualTo(realPostgres.jdbcUrl());
+        assertThat(localOnly.postgres().source()).isEqualTo(ServiceSource.LOCAL);
+      }
+      SqlDatabase realMariadb = TestServices.mariadb();
+      if (realMariadb.source() == ServiceSource.LOCAL) {
+        assertThat(localOnly.mariadb().jdbcUrl()).isEqualTo(realMariadb.jdbcUrl());
+        assertThat(localOnly.mariadb().source()).isEqualTo(ServiceSource.LOCAL);
+      }
     }
 
     @Test

@@ -131,7 +131,9 @@ class TestServicesExtensionTest {
   static TestServicesExtension withoutEmulators(boolean ci) {
     Path workDir;
     try {
-      workDir = Files.createTempDirectory("test-services-extension");
+      workDir =
+          Files.createDirectories(
+              Path.of("target", "test-services", "extension-scenarios", ci ? "ci" : "local"));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
