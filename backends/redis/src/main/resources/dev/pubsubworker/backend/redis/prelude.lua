@@ -1,0 +1,14 @@
+-- Shared by every script of the pubsub-worker Redis lock backend (prepended when loaded).
+-- A record is one hash: state (CLAIMED | DONE), fence, leaseExpiry, expiresAt, claimToken,
+-- fingerprint. Times are integer milliseconds since the epoch on the Redis server's clock.
+-- ARGV[1] is a test-only clock offset in milliseconds, "0" in production.
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+end
+
+-- Integers as plain decimal strings (tostring would switch to exponent notation).
+local function int(n)
+  return string.format('%.0f', n)
+end
