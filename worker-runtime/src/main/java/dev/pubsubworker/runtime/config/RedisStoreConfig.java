@@ -7,11 +7,18 @@ import java.time.Duration;
  *
  * @param uri {@code redis://} or {@code rediss://} URI, with optional user and password
  * @param keyPrefix prefix of every record's Redis key
- * @param hashTag whether to wrap the prefix in a Redis Cluster hash tag
+ * @param cluster whether to connect cluster-aware (the uri is a seed node)
+ * @param hashTag a Redis Cluster hash tag between prefix and key, empty for none
  * @param commandTimeout how long one command may take
+ * @param connectTimeout how long connecting may take
  */
 public record RedisStoreConfig(
-    String uri, String keyPrefix, boolean hashTag, Duration commandTimeout) {
+    String uri,
+    String keyPrefix,
+    boolean cluster,
+    String hashTag,
+    Duration commandTimeout,
+    Duration connectTimeout) {
 
   /** Masks the password in the URI. */
   @Override
@@ -20,10 +27,14 @@ public record RedisStoreConfig(
         + Secrets.maskUri(uri)
         + ", keyPrefix="
         + keyPrefix
+        + ", cluster="
+        + cluster
         + ", hashTag="
         + hashTag
         + ", commandTimeout="
         + commandTimeout
+        + ", connectTimeout="
+        + connectTimeout
         + "]";
   }
 }

@@ -289,8 +289,10 @@ public record WorkerConfig(
         new RedisStoreConfig(
             redis.string("uri"),
             redis.string("key-prefix"),
-            redis.bool("hash-tag"),
-            redis.positiveDuration("command-timeout"));
+            redis.bool("cluster"),
+            redis.string("hash-tag"),
+            redis.positiveDuration("command-timeout"),
+            redis.positiveDuration("connect-timeout"));
     redis.rejectUnknown();
     SettingsReader sql = r.object("sql");
     SqlStoreConfig sqlConfig =

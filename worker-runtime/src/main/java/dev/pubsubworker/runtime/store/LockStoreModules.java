@@ -1,10 +1,22 @@
 package dev.pubsubworker.runtime.store;
 
 import com.google.inject.Module;
+import dev.pubsubworker.backend.redis.RedisLockSettings;
+import dev.pubsubworker.runtime.config.ConfigProblem;
+import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.LockStoreConfig;
+import dev.pubsubworker.runtime.config.RedisStoreConfig;
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import java.util.ArrayList;
+import java.util.List;
 
-/** Picks the module of the configured lock store. */
+/**
+ * Picks the module of the configured lock store and turns its settings into the backend's own, so
+ * that a value the backend refuses is reported like any other config problem.
+ */
 public final class LockStoreModules {
+
+  private static final String PATH = WorkerConfig.ROOT + ".lock-store.";
 
   private LockStoreModules() {}
 
@@ -13,13 +25,51 @@ public final class LockStoreModules {
    *
    * @param config the lock-store settings
    * @param projectId the worker's project, the Datastore store's default project
+   * @throws InvalidConfigException if the backend refuses a setting; the problem names the setting
    */
   public static Module forConfig(LockStoreConfig config, String projectId) {
-    return switch (config.type()) {
-      case IN_MEMORY -> new InMemoryStoreModule();
-      case REDIS, SQL, DATASTORE ->
-          throw new IllegalStateException(
-              "lock-store type " + config.type() + " is wired when its backend lands");
-    };
+    List<ConfigProblem> problems = new ArrayList<>();
+    Module module =
+        switch (config.type()) {
+          case IN_MEMORY -> new InMemoryStoreModule();
+          case REDIS -> new RedisStoreModule(redis(config.redis(), problems));
+          case SQL, DATASTORE ->
+              throw new IllegalStateException(
+                  "lock-store type " + config.type() + " is wired when its backend lands");
+        };
+    if (!problems.isEmpty()) {
+      throw new InvalidConfigException(problems);
+    }
+    return module;
+  }
+
+  private static RedisLockSettings redis(RedisStoreConfig c, List<ConfigProblem> problems) {
+    RedisLockSettings.Builder b = RedisLockSettings.newBuilder();
+    set(problems, "redis.uri", () -> b.uri(c.uri()));
+    set(problems, "redis.key-prefix", () -> b.keyPrefix(c.keyPrefix()));
+    set(problems, "redis.cluster", () -> b.cluster(c.cluster()));
+    if (!c.hashTag().isEmpty()) {
+      set(problems, "redis.hash-tag", () -> b.hashTag(c.hashTag()));
+    }
+    set(problems, "redis.command-timeout", () -> b.commandTimeout(c.commandTimeout()));
+    set(problems, "redis.connect-timeout", () -> b.connectTimeout(c.connectTimeout()));
+    if (!problems.isEmpty()) {
+      return null;
+    }
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      problems.add(new ConfigProblem(PATH + "redis", e.getMessage(), ""));
+      return null;
+    }
+  }
+
+  /** Applies one setting, recording the backend's refusal under {@code path}. */
+  private static void set(List<ConfigProblem> problems, String path, Runnable setter) {
+    try {
+      setter.run();
+    } catch (IllegalArgumentException e) {
+      problems.add(new ConfigProblem(PATH + path, e.getMessage(), ""));
+    }
   }
 }
