@@ -34,6 +34,8 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,6 +90,9 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
    */
   public static final int MAX_KEY_BYTES = 1499;
 
+  /** How many in-process locks single-key transactions are spread over. */
+  static final int KEY_STRIPES = 1024;
+
   /** How many expired records one purge transaction re-checks and deletes at most. */
   static final int PURGE_BATCH_SIZE = 100;
 
@@ -100,6 +105,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   private final String where;
   private final RpcCounters rpcs = new RpcCounters();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final ReentrantLock[] stripes = new ReentrantLock[KEY_STRIPES];
 
   /**
    * Opens a backend with its own Datastore client. No RPC is made here: an unreachable service
@@ -111,6 +117,9 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   public DatastoreLockBackend(DatastoreLockSettings settings) {
     this.settings = Objects.requireNonNull(settings, "settings");
     this.clock = settings.clock();
+    for (int i = 0; i < KEY_STRIPES; i++) {
+      stripes[i] = new ReentrantLock();
+    }
     this.datastore = openClient(settings);
     this.keyFactory =
         datastore.newKeyFactory().setKind(settings.kind()).setNamespace(settings.namespace());
@@ -194,9 +203,20 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     validateKey(request.key());
     Key key = keyOf(request.key());
     try {
-      return transact("claim", List.of(key), (found, now) -> decideClaim(request, key, found, now));
+      return transact(
+          "claim",
+          List.of(key),
+          (found, now) -> decideClaim(request, key, found, now),
+          () -> answerFromRead(request, key));
     } catch (RetriesExhausted exhausted) {
-      return afterExhaustedClaim(request, key, exhausted);
+      Optional<ClaimResult> answer;
+      try {
+        answer = answerFromRead(request, key);
+      } catch (RuntimeException readFailure) {
+        exhausted.getCause().addSuppressed(readFailure);
+        throw exhausted.toBackendException();
+      }
+      return answer.orElseThrow(exhausted::toBackendException);
     }
   }
 
@@ -230,32 +250,33 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
         next.toEntity(key, settings.indexExpiresAt()));
   }
 
-  private ClaimResult afterExhaustedClaim(ClaimRequest r, Key key, RetriesExhausted exhausted) {
-    StoredRecord current;
-    Instant now;
-    try {
-      Entity entity = lookup(key);
-      now = now();
-      current = entity == null ? null : StoredRecord.fromEntity(entity);
-    } catch (RuntimeException readFailure) {
-      exhausted.getCause().addSuppressed(readFailure);
-      throw exhausted.toBackendException();
+  /**
+   * Answers a claim from one plain (strongly consistent, lock-free) lookup when that needs no
+   * write: a live record held by another claim (HeldByOther), a live DONE record (AlreadyDone), or
+   * this very call's claim, committed by an attempt whose response was lost (Won, as stored). Empty
+   * when the claim must be decided in a transaction (absent, reclaimable).
+   */
+  private Optional<ClaimResult> answerFromRead(ClaimRequest r, Key key) {
+    Entity entity = lookup(key);
+    Instant now = now();
+    if (entity == null) {
+      return Optional.empty();
     }
-    if (current != null) {
-      if (current.state() == LockState.CLAIMED
-          && r.claimToken().equals(current.claimToken())
-          && now.isBefore(current.expiresAt())) {
-        // An attempt whose outcome we could not see did commit: the record is this call's claim.
-        return new ClaimResult.Won(
-            new Claim(r.key(), current.fence(), current.leaseExpiry(), r.claimToken()));
-      }
-      if (current.liveAt(now)) {
-        return current.state() == LockState.DONE
-            ? new ClaimResult.AlreadyDone(current.fingerprint())
-            : new ClaimResult.HeldByOther(current.leaseExpiry(), current.fingerprint());
-      }
+    StoredRecord current = StoredRecord.fromEntity(entity);
+    if (current.state() == LockState.CLAIMED
+        && r.claimToken().equals(current.claimToken())
+        && now.isBefore(current.expiresAt())) {
+      return Optional.of(
+          new ClaimResult.Won(
+              new Claim(r.key(), current.fence(), current.leaseExpiry(), r.claimToken())));
     }
-    throw exhausted.toBackendException();
+    if (current.liveAt(now)) {
+      return Optional.of(
+          current.state() == LockState.DONE
+              ? new ClaimResult.AlreadyDone(current.fingerprint())
+              : new ClaimResult.HeldByOther(current.leaseExpiry(), current.fingerprint()));
+    }
+    return Optional.empty();
   }
 
   /**
@@ -592,7 +613,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
 
   private <T> T transactOrFail(String verb, List<Key> keys, Decider<T> decider) {
     try {
-      return transact(verb, keys, decider);
+      return transact(verb, keys, decider, Optional::empty);
     } catch (RetriesExhausted exhausted) {
       throw exhausted.toBackendException();
     }
@@ -600,35 +621,58 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
 
   /**
    * Runs one read-write transaction over {@code keys}, retrying contention and transient failures
-   * within the budget.
+   * within the budget. Before each retry, {@code beforeRetry} may answer without a transaction (its
+   * failures count like the transaction's).
    *
    * @throws RetriesExhausted if every attempt failed retryably
    * @throws LockBackendException on a permanent failure
    */
-  private <T> T transact(String verb, List<Key> keys, Decider<T> decider) {
+  private <T> T transact(
+      String verb, List<Key> keys, Decider<T> decider, Supplier<Optional<T>> beforeRetry) {
     ByteString abortedTransaction = null;
     for (int attempt = 1; ; attempt++) {
       Transaction txn = null;
       boolean committing = false;
       try {
-        txn = begin(abortedTransaction);
-        Map<String, Entity> found = lookup(txn, keys);
-        Decision<T> decision = decider.decide(found, now());
-        if (decision.writes()) {
-          decision.puts().forEach(txn::put);
-          decision.deletes().forEach(txn::delete);
-          committing = true;
-          rpcs.commit.increment();
-          txn.commit();
-        } else {
-          rollback(txn);
+        if (attempt > 1) {
+          Optional<T> answer = beforeRetry.get();
+          if (answer.isPresent()) {
+            return answer.get();
+          }
         }
-        return decision.value();
+        ReentrantLock local = keys.size() == 1 ? stripeOf(keys.get(0)) : null;
+        if (local != null) {
+          local.lockInterruptibly();
+        }
+        try {
+          txn = begin(abortedTransaction);
+          Map<String, Entity> found = lookup(txn, keys);
+          Decision<T> decision = decider.decide(found, now());
+          if (decision.writes()) {
+            decision.puts().forEach(txn::put);
+            decision.deletes().forEach(txn::delete);
+            committing = true;
+            rpcs.commit.increment();
+            txn.commit();
+          } else {
+            rollback(txn);
+          }
+          return decision.value();
+        } finally {
+          if (local != null) {
+            local.unlock();
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LockBackendException(verb + " on " + where + " was interrupted", e);
       } catch (RuntimeException e) {
-        if (!committing) {
+        Failure failure = Failure.classify(e);
+        if (!(committing && failure == Failure.CONTENTION)) {
+          // An aborted commit ended the transaction; anything else may have left it open, holding
+          // locks (Firestore) until it expires: give them back now.
           rollbackQuietly(txn);
         }
-        Failure failure = Failure.classify(e);
         if (failure == Failure.PERMANENT) {
           throw new LockBackendException(verb + " failed on " + where, e);
         }
@@ -643,6 +687,16 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
         backoff(verb, attempt, e);
       }
     }
+  }
+
+  /**
+   * The in-process lock for a key's transactions. Threads of one process that would contend for the
+   * same entity take turns here instead of in the store, where contention costs aborted
+   * transactions (and, on the Firestore emulator, lock timeouts); processes still contend in the
+   * store, which is what decides.
+   */
+  private ReentrantLock stripeOf(Key key) {
+    return stripes[Math.floorMod(key.getName().hashCode(), KEY_STRIPES)];
   }
 
   private Transaction begin(ByteString abortedTransaction) {
