@@ -4,6 +4,7 @@ import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.testkit.BackendFixture;
 import dev.pubsubworker.testkit.OffsetClock;
+import dev.pubsubworker.testkit.services.DatastoreEmulator;
 import java.time.Duration;
 
 /**
@@ -16,13 +17,13 @@ final class DatastoreFixture implements BackendFixture {
   private final DatastoreLockBackend backend;
   private DatastoreLockBackend second;
 
-  DatastoreFixture(Emulators.Emulator emulator) {
+  DatastoreFixture(DatastoreEmulator emulator) {
     this.settings = settingsFor(emulator).setClock(clock).build();
     this.backend = new DatastoreLockBackend(settings);
   }
 
   /** Settings for the emulator, in a fresh namespace, with a quick retry backoff. */
-  static DatastoreLockSettings.Builder settingsFor(Emulators.Emulator emulator) {
+  static DatastoreLockSettings.Builder settingsFor(DatastoreEmulator emulator) {
     return DatastoreLockSettings.newBuilder()
         .setProjectId(emulator.projectId())
         .setEmulatorHost(emulator.hostPort())
