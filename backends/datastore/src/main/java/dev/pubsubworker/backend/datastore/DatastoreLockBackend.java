@@ -93,8 +93,11 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   /** How many in-process locks single-key transactions are spread over. */
   static final int KEY_STRIPES = 1024;
 
-  /** How many expired records one purge transaction re-checks and deletes at most. */
-  static final int PURGE_BATCH_SIZE = 100;
+  /**
+   * How many expired records one purge transaction re-checks and deletes at most: legacy Datastore
+   * (and its emulator) allow 25 entity groups per transaction.
+   */
+  static final int PURGE_BATCH_SIZE = 25;
 
   private static final Logger log = LoggerFactory.getLogger(DatastoreLockBackend.class);
 
@@ -500,7 +503,8 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     return keys;
   }
 
-  private int purgeBatch(List<Key> batch) {
+  /** Deletes those of {@code batch} still expired when re-read in one transaction. */
+  int purgeBatch(List<Key> batch) {
     return transactOrFail(
         "purgeExpired",
         batch,
@@ -761,7 +765,8 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     }
   }
 
-  private Key keyOf(String lockKey) {
+  /** The Datastore key of a lock key. */
+  Key keyOf(String lockKey) {
     if (closed.get()) {
       throw new IllegalStateException("the backend on " + where + " is closed");
     }

@@ -6,6 +6,7 @@ import dev.pubsubworker.testkit.BackendFixture;
 import dev.pubsubworker.testkit.OffsetClock;
 import dev.pubsubworker.testkit.services.DatastoreEmulator;
 import java.time.Duration;
+import java.util.function.Function;
 
 /**
  * A {@link DatastoreLockBackend} on one of Google's emulators, in a namespace of its own, judging
@@ -18,7 +19,14 @@ final class DatastoreFixture implements BackendFixture {
   private DatastoreLockBackend second;
 
   DatastoreFixture(DatastoreEmulator emulator) {
-    this.settings = settingsFor(emulator).setClock(clock).build();
+    this(emulator, b -> b);
+  }
+
+  /** A fixture whose settings {@code tweak} adjusts. */
+  DatastoreFixture(
+      DatastoreEmulator emulator,
+      Function<DatastoreLockSettings.Builder, DatastoreLockSettings.Builder> tweak) {
+    this.settings = tweak.apply(settingsFor(emulator)).setClock(clock).build();
     this.backend = new DatastoreLockBackend(settings);
   }
 
