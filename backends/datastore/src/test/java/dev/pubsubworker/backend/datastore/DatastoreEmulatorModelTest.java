@@ -1,0 +1,12 @@
+package dev.pubsubworker.backend.datastore;
+
+import dev.pubsubworker.testkit.BackendFixture;
+import dev.pubsubworker.testkit.LockBackendModelContract;
+import dev.pubsubworker.testkit.services.TestServices;
+
+class DatastoreEmulatorModelTest extends LockBackendModelContract {
+  @Override
+  protected BackendFixture createFixture() {
+    return new DatastoreFixture(TestServices.datastore());
+  }
+}

@@ -1,0 +1,11 @@
+package dev.pubsubworker.backend.datastore;
+
+import dev.pubsubworker.testkit.services.DatastoreEmulator;
+import dev.pubsubworker.testkit.services.TestServices;
+
+class FirestoreDatastoreModeBehaviourTest extends DatastoreBackendBehaviour {
+  @Override
+  DatastoreEmulator emulator() {
+    return TestServices.firestoreInDatastoreMode();
+  }
+}
