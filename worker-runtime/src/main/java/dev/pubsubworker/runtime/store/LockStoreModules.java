@@ -1,8 +1,10 @@
 package dev.pubsubworker.runtime.store;
 
 import com.google.inject.Module;
+import dev.pubsubworker.backend.datastore.DatastoreLockSettings;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
 import dev.pubsubworker.runtime.config.ConfigProblem;
+import dev.pubsubworker.runtime.config.DatastoreStoreConfig;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.LockStoreConfig;
 import dev.pubsubworker.runtime.config.RedisStoreConfig;
@@ -33,7 +35,9 @@ public final class LockStoreModules {
         switch (config.type()) {
           case IN_MEMORY -> new InMemoryStoreModule();
           case REDIS -> new RedisStoreModule(redis(config.redis(), problems));
-          case SQL, DATASTORE ->
+          case DATASTORE ->
+              new DatastoreStoreModule(datastore(config.datastore(), projectId, problems));
+          case SQL ->
               throw new IllegalStateException(
                   "lock-store type " + config.type() + " is wired when its backend lands");
         };
@@ -60,6 +64,30 @@ public final class LockStoreModules {
       return b.build();
     } catch (IllegalArgumentException e) {
       problems.add(new ConfigProblem(PATH + "redis", e.getMessage(), ""));
+      return null;
+    }
+  }
+
+  private static DatastoreLockSettings datastore(
+      DatastoreStoreConfig c, String projectId, List<ConfigProblem> problems) {
+    DatastoreLockSettings.Builder b = DatastoreLockSettings.newBuilder();
+    String project = c.projectId().isEmpty() ? projectId : c.projectId();
+    set(problems, "datastore.project-id", () -> b.setProjectId(project));
+    if (!c.databaseId().isEmpty()) {
+      set(problems, "datastore.database-id", () -> b.setDatabaseId(c.databaseId()));
+    }
+    set(problems, "datastore.namespace", () -> b.setNamespace(c.namespace()));
+    set(problems, "datastore.kind", () -> b.setKind(c.kind()));
+    if (!c.emulatorHost().isEmpty()) {
+      set(problems, "datastore.emulator-host", () -> b.setEmulatorHost(c.emulatorHost()));
+    }
+    if (!problems.isEmpty()) {
+      return null;
+    }
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      problems.add(new ConfigProblem(PATH + "datastore", e.getMessage(), ""));
       return null;
     }
   }
