@@ -196,6 +196,15 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One statement on PostgreSQL and MariaDB; a read and a write (insert or compare-and-set) on
+   * MySQL and H2 when the claim wins, the read alone when it does not. A claim that loses a race to
+   * a concurrent one reads again.
+   *
+   * @throws IllegalArgumentException also if the fingerprint contains NUL on PostgreSQL
+   */
   @Override
   public ClaimResult claim(ClaimRequest request) {
     Objects.requireNonNull(request, "request");
@@ -216,6 +225,12 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
             });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One statement; on MySQL-family and H2 a second one when the fence does not match, to tell an
+   * already DONE record (true) from a stale or missing one (false).
+   */
   @Override
   public boolean complete(Claim claim, Duration ttl) {
     Objects.requireNonNull(claim, "claim");
@@ -241,6 +256,11 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
         });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One statement.
+   */
   @Override
   public void release(Claim claim) {
     Objects.requireNonNull(claim, "claim");
@@ -249,6 +269,12 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
         "release", c -> update(c, sql.release, params(claim.key()).set("fence", claim.fence())));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One statement; on MySQL-family and H2 a second one when it matched no row, to tell an
+   * unchanged row (a connection counting changed rows only) from a refused extension.
+   */
   @Override
   public boolean extend(Claim claim, Duration lease) {
     Objects.requireNonNull(claim, "claim");
@@ -272,6 +298,11 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
         });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One statement; {@code observedAt} is the database clock (plus the test offset) at the read.
+   */
   @Override
   public Optional<LockRecord> inspect(String key) {
     validateKey(key);
@@ -297,6 +328,11 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
         });
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One {@code DELETE}.
+   */
   @Override
   public boolean forget(String key) {
     validateKey(key);

@@ -20,15 +20,29 @@ final class SqlStatements {
   private static final String COLUMNS =
       "state, fence, lease_expiry, expires_at, claim_token, fingerprint";
 
-  /** PostgreSQL claim: one statement; see {@link #claim}. */
+  /**
+   * PostgreSQL claim: one statement. {@code cur} is the row as the statement's snapshot sees it. If
+   * it is live and not the caller's (held by another claim, or DONE within its window), nothing is
+   * inserted and no row is locked: the snapshot row is the answer, so duplicates and contended
+   * claims do not queue behind each other on a hot key. Otherwise the upsert decides on the latest
+   * committed row (whatever the snapshot saw) and returns the new fence and lease if it won; if it
+   * did not, the snapshot row is returned and the caller asks again.
+   */
   private static final String POSTGRES_CLAIM =
       """
       WITH clock AS (SELECT {now} AS now_ms),
+      cur AS (SELECT t.fence, t.lease_expiry, t.expires_at, t.state, t.fingerprint, t.claim_token
+                FROM {table} t WHERE t.lock_key = :key),
       won AS (
         INSERT INTO {table} AS r
           (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
         SELECT :key, 'CLAIMED', 1, c.now_ms + :lease, c.now_ms + :lease + :ttl, :token, :fingerprint
           FROM clock c
+         WHERE NOT EXISTS (
+                 SELECT 1 FROM cur
+                  WHERE (cur.state = 'CLAIMED' AND c.now_ms < cur.lease_expiry
+                         AND cur.claim_token IS DISTINCT FROM :token)
+                     OR (cur.state = 'DONE' AND c.now_ms < cur.expires_at))
         ON CONFLICT (lock_key) DO UPDATE SET
           fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
                              AND (SELECT now_ms FROM clock) < r.expires_at
@@ -47,9 +61,10 @@ final class SqlStatements {
              NULL::varchar AS state, NULL::varchar AS fingerprint, NULL::bigint AS now_ms
         FROM won w
       UNION ALL
-      SELECT FALSE, t.fence, t.lease_expiry, t.expires_at, t.state, t.fingerprint, c.now_ms
-        FROM {table} t, clock c
-       WHERE t.lock_key = :key AND NOT EXISTS (SELECT 1 FROM won)
+      SELECT FALSE, cur.fence, cur.lease_expiry, cur.expires_at, cur.state, cur.fingerprint,
+             c.now_ms
+        FROM cur, clock c
+       WHERE NOT EXISTS (SELECT 1 FROM won)
       """;
 
   /**

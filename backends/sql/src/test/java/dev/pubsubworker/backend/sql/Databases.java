@@ -2,17 +2,15 @@ package dev.pubsubworker.backend.sql;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import java.util.UUID;
-import java.util.concurrent.atomic.AtomicInteger;
+import dev.pubsubworker.testkit.services.SqlDatabase;
+import dev.pubsubworker.testkit.services.TestServices;
 import javax.sql.DataSource;
 
-/** The databases the tests run on. */
+/**
+ * The databases the tests run on: PostgreSQL and MariaDB from the test services (skipped when
+ * absent outside CI, a failure under CI), H2 in memory.
+ */
 final class Databases {
-
-  private static final String RUN = UUID.randomUUID().toString().substring(0, 8);
-  private static final AtomicInteger COUNTER = new AtomicInteger();
-  private static Target postgres;
-  private static Target mariadb;
 
   private Databases() {}
 
@@ -39,33 +37,27 @@ final class Databases {
     }
   }
 
-  static synchronized Target postgres() {
-    if (postgres == null) {
-      postgres = local("jdbc:postgresql://127.0.0.1:5432/test", "postgres");
-    }
-    return postgres;
+  static Target postgres() {
+    return of(TestServices.postgres());
   }
 
-  static synchronized Target mariadb() {
-    if (mariadb == null) {
-      mariadb = local("jdbc:mariadb://127.0.0.1:3306/test", "root");
-    }
-    return mariadb;
+  static Target mariadb() {
+    return of(TestServices.mariadb());
   }
 
-  /** A fresh in-memory H2 database, kept until its last pool closes. */
+  /** A fresh in-memory H2 database with a pool of 16, kept until {@code SHUTDOWN}. */
   static Target h2() {
     String url = "jdbc:h2:mem:" + uniqueName("h2") + ";DB_CLOSE_DELAY=-1";
     Target bare = new Target(url, "sa", "", null);
     return new Target(url, "sa", "", bare.newPool("h2", 16, null));
   }
 
+  /** A name no other test uses, valid as a table name: {@code [a-z][a-z0-9_]*}. */
   static String uniqueName(String prefix) {
-    return prefix + "_" + RUN + "_" + COUNTER.incrementAndGet();
+    return TestServices.uniqueName(prefix);
   }
 
-  private static Target local(String url, String user) {
-    Target bare = new Target(url, user, "", null);
-    return new Target(url, user, "", bare.newPool("shared", 16, null));
+  private static Target of(SqlDatabase db) {
+    return new Target(db.jdbcUrl(), db.user(), db.password(), db.dataSource());
   }
 }

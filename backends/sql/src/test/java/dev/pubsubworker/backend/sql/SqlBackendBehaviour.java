@@ -666,6 +666,44 @@ abstract class SqlBackendBehaviour {
     }
   }
 
+  @Test
+  @DisplayName(
+      "a duplicate claim reads without locking (PostgreSQL, MySQL, H2); MariaDB's upsert locks")
+  void duplicate_claims_do_not_wait_for_row_locks() throws Exception {
+    String key = newKey("dup-nolock");
+    assertThat(backend.complete(claimWon(backend, key), TTL)).isTrue();
+    try (HikariDataSource impatient =
+            fixture.target().newPool("impatient-dup", 1, shortLockTimeoutSql());
+        HikariDataSource holderPool = fixture.target().newPool("holder-dup", 1, null);
+        Connection holder = holderPool.getConnection()) {
+      SqlLockBackend b =
+          SqlLockBackend.create(
+              impatient,
+              fixture.settings().toBuilder()
+                  .dialect(backend.dialect())
+                  .createTableIfMissing(false)
+                  .transientRetries(0)
+                  .build());
+      holder.setAutoCommit(false);
+      try (PreparedStatement ps =
+          holder.prepareStatement(
+              "UPDATE " + fixture.table() + " SET fence = fence WHERE lock_key = ?")) {
+        bindKey(ps, 1, key);
+        assertThat(ps.executeUpdate()).isEqualTo(1);
+      }
+      try {
+        if (backend.dialect() == SqlDialect.MARIADB) {
+          assertThatThrownBy(() -> b.claim(key, LEASE, token()))
+              .isInstanceOf(LockBackendException.class);
+        } else {
+          assertThat(b.claim(key, LEASE, token())).isInstanceOf(ClaimResult.AlreadyDone.class);
+        }
+      } finally {
+        holder.rollback();
+      }
+    }
+  }
+
   // ---------------------------------------------------------------------------------------------
   // Keys
   // ---------------------------------------------------------------------------------------------
