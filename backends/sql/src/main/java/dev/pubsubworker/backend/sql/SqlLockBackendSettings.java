@@ -1,0 +1,326 @@
+package dev.pubsubworker.backend.sql;
+
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * Settings of a {@link SqlLockBackend}. Immutable; build with {@link #newBuilder()}, whose setters
+ * validate their argument and state their default.
+ *
+ * <pre>{@code
+ * SqlLockBackendSettings settings =
+ *     SqlLockBackendSettings.newBuilder().tableName("orders_locks").createTableIfMissing(true).build();
+ * }</pre>
+ */
+public final class SqlLockBackendSettings {
+
+  /** The default table name: {@value}. */
+  public static final String DEFAULT_TABLE_NAME = "pubsub_worker_locks";
+
+  /**
+   * The longest table name accepted: {@value}, so that the constraint and index names derived from
+   * it (up to 12 more characters) fit PostgreSQL's 63 and MySQL's 64.
+   */
+  public static final int MAX_TABLE_NAME_LENGTH = 48;
+
+  /** Default retries of a verb after a transient store error: {@value}. */
+  public static final int DEFAULT_TRANSIENT_RETRIES = 3;
+
+  /** The most transient retries accepted: {@value}. */
+  public static final int MAX_TRANSIENT_RETRIES = 10;
+
+  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+  /** Common reserved words of SQL and the supported products; unquoted, they would not parse. */
+  private static final Set<String> RESERVED =
+      Set.of(
+          "ALL",
+          "ALTER",
+          "AND",
+          "ANY",
+          "AS",
+          "ASC",
+          "BETWEEN",
+          "BY",
+          "CASE",
+          "CAST",
+          "CHECK",
+          "COLUMN",
+          "CONSTRAINT",
+          "CREATE",
+          "CROSS",
+          "CURRENT_DATE",
+          "CURRENT_TIME",
+          "CURRENT_TIMESTAMP",
+          "CURRENT_USER",
+          "DEFAULT",
+          "DELETE",
+          "DESC",
+          "DISTINCT",
+          "DROP",
+          "ELSE",
+          "END",
+          "EXCEPT",
+          "EXISTS",
+          "FALSE",
+          "FETCH",
+          "FOR",
+          "FOREIGN",
+          "FROM",
+          "FULL",
+          "GRANT",
+          "GROUP",
+          "HAVING",
+          "IF",
+          "IN",
+          "INDEX",
+          "INNER",
+          "INSERT",
+          "INTERSECT",
+          "INTO",
+          "IS",
+          "JOIN",
+          "KEY",
+          "LEFT",
+          "LIKE",
+          "LIMIT",
+          "NATURAL",
+          "NOT",
+          "NULL",
+          "OFFSET",
+          "ON",
+          "OR",
+          "ORDER",
+          "OUTER",
+          "PRIMARY",
+          "REFERENCES",
+          "RETURNING",
+          "RIGHT",
+          "ROW",
+          "ROWS",
+          "SELECT",
+          "SET",
+          "SOME",
+          "TABLE",
+          "THEN",
+          "TO",
+          "TRUE",
+          "UNION",
+          "UNIQUE",
+          "UPDATE",
+          "USER",
+          "USING",
+          "VALUES",
+          "WHEN",
+          "WHERE",
+          "WINDOW",
+          "WITH");
+
+  private static final SqlLockBackendSettings DEFAULTS = newBuilder().build();
+
+  private final String tableName;
+  private final SqlDialect dialect;
+  private final boolean createTableIfMissing;
+  private final int transientRetries;
+  private final LongSupplier clockOffsetMillis;
+
+  private SqlLockBackendSettings(Builder b) {
+    this.tableName = b.tableName;
+    this.dialect = b.dialect;
+    this.createTableIfMissing = b.createTableIfMissing;
+    this.transientRetries = b.transientRetries;
+    this.clockOffsetMillis = b.clockOffsetMillis;
+  }
+
+  /** The defaults: table {@value #DEFAULT_TABLE_NAME}, dialect detected, no auto-create. */
+  public static SqlLockBackendSettings defaults() {
+    return DEFAULTS;
+  }
+
+  /** A builder with every setting at its default. */
+  public static Builder newBuilder() {
+    return new Builder();
+  }
+
+  /** A builder initialised with these settings. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.tableName = tableName;
+    b.dialect = dialect;
+    b.createTableIfMissing = createTableIfMissing;
+    b.transientRetries = transientRetries;
+    b.clockOffsetMillis = clockOffsetMillis;
+    return b;
+  }
+
+  /** The lock table's name, a plain SQL identifier. */
+  public String tableName() {
+    return tableName;
+  }
+
+  /** The dialect, or empty to detect it from the connection's metadata. */
+  public Optional<SqlDialect> dialect() {
+    return Optional.ofNullable(dialect);
+  }
+
+  /** Whether the backend creates the table (and its index) at construction if it is missing. */
+  public boolean createTableIfMissing() {
+    return createTableIfMissing;
+  }
+
+  /** How often a verb is retried after a transient store error before it fails. */
+  public int transientRetries() {
+    return transientRetries;
+  }
+
+  /**
+   * The test-only clock offset in milliseconds, added to the database's clock in every statement.
+   */
+  public LongSupplier clockOffsetMillis() {
+    return clockOffsetMillis;
+  }
+
+  @Override
+  public String toString() {
+    return "SqlLockBackendSettings{tableName="
+        + tableName
+        + ", dialect="
+        + (dialect == null ? "detect" : dialect)
+        + ", createTableIfMissing="
+        + createTableIfMissing
+        + ", transientRetries="
+        + transientRetries
+        + "}";
+  }
+
+  /**
+   * Checks a table name: a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), at most {@value
+   * #MAX_TABLE_NAME_LENGTH} characters, and not a common reserved word. No quoting, no schema
+   * qualifier: the name is used verbatim in statements, so anything else is refused here.
+   *
+   * @throws NullPointerException if name is null
+   * @throws IllegalArgumentException naming the problem and the value
+   */
+  static String requireValidTableName(String name) {
+    Objects.requireNonNull(name, "tableName");
+    if (!IDENTIFIER.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          "tableName must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*: letters, digits and"
+              + " underscores, not starting with a digit; no quotes, spaces, dots or other"
+              + " characters), but was "
+              + printable(name));
+    }
+    if (name.length() > MAX_TABLE_NAME_LENGTH) {
+      throw new IllegalArgumentException(
+          "tableName must be at most "
+              + MAX_TABLE_NAME_LENGTH
+              + " characters, but was "
+              + name.length()
+              + " ("
+              + name
+              + ")");
+    }
+    if (RESERVED.contains(name.toUpperCase(Locale.ROOT))) {
+      throw new IllegalArgumentException(
+          "tableName must not be an SQL reserved word, but was " + printable(name));
+    }
+    return name;
+  }
+
+  /** The value in quotes with control characters escaped, so the message stays on one line. */
+  private static String printable(String s) {
+    StringBuilder b = new StringBuilder("'");
+    int limit = Math.min(s.length(), 80);
+    for (int i = 0; i < limit; i++) {
+      char c = s.charAt(i);
+      if (c < 0x20 || c == 0x7f) {
+        b.append(String.format("\\u%04X", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    if (s.length() > limit) {
+      b.append("...");
+    }
+    return b.append('\'').toString();
+  }
+
+  /** Builds {@link SqlLockBackendSettings}. Not thread-safe. */
+  public static final class Builder {
+    private String tableName = DEFAULT_TABLE_NAME;
+    private SqlDialect dialect;
+    private boolean createTableIfMissing;
+    private int transientRetries = DEFAULT_TRANSIENT_RETRIES;
+    private LongSupplier clockOffsetMillis = () -> 0L;
+
+    private Builder() {}
+
+    /**
+     * The lock table's name. Default {@value #DEFAULT_TABLE_NAME}.
+     *
+     * @throws IllegalArgumentException if it is not a plain SQL identifier ({@code
+     *     [A-Za-z_][A-Za-z0-9_]*}), is longer than {@value #MAX_TABLE_NAME_LENGTH} characters, or
+     *     is a reserved word; the message says which
+     */
+    public Builder tableName(String value) {
+      this.tableName = requireValidTableName(value);
+      return this;
+    }
+
+    /**
+     * The dialect to speak. Default: detected from the connection's metadata at construction (which
+     * then opens one connection); setting it avoids that and lets the backend start while the
+     * database is down.
+     */
+    public Builder dialect(SqlDialect value) {
+      this.dialect = Objects.requireNonNull(value, "dialect");
+      return this;
+    }
+
+    /**
+     * Whether to run the dialect's DDL ({@code CREATE TABLE IF NOT EXISTS} and its index) at
+     * construction. Default false: production schemas are usually migrated by other means; the DDL
+     * files are in this module's resources ({@link SqlDialect#schemaResource()}).
+     */
+    public Builder createTableIfMissing(boolean value) {
+      this.createTableIfMissing = value;
+      return this;
+    }
+
+    /**
+     * How often a verb is retried, inside the call, after a transient store error (serialization
+     * failure, deadlock, lock timeout) before it throws. Default {@value
+     * #DEFAULT_TRANSIENT_RETRIES}.
+     *
+     * @throws IllegalArgumentException if negative or above {@value #MAX_TRANSIENT_RETRIES}
+     */
+    public Builder transientRetries(int value) {
+      if (value < 0 || value > MAX_TRANSIENT_RETRIES) {
+        throw new IllegalArgumentException(
+            "transientRetries must be 0.." + MAX_TRANSIENT_RETRIES + ", but was " + value);
+      }
+      this.transientRetries = value;
+      return this;
+    }
+
+    /**
+     * <b>For tests only.</b> An offset in milliseconds added to the database's clock in every
+     * statement, read once per statement and bound as a parameter, so a test can move the backend's
+     * clock forward without sleeping (the contract suites' {@code advanceClock}). Default: zero.
+     * Never set it in production: every process sharing the table must see the same clock.
+     */
+    public Builder clockOffset(LongSupplier millis) {
+      this.clockOffsetMillis = Objects.requireNonNull(millis, "clockOffset");
+      return this;
+    }
+
+    /** Builds the settings. */
+    public SqlLockBackendSettings build() {
+      return new SqlLockBackendSettings(this);
+    }
+  }
+}

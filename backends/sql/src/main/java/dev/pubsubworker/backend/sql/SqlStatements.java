@@ -1,0 +1,272 @@
+package dev.pubsubworker.backend.sql;
+
+/**
+ * The statements of one dialect on one table. Every time is epoch milliseconds; {@code {now}} is
+ * the database's clock in milliseconds plus the bound {@code :offset} (zero outside tests), read
+ * once per statement where the dialect allows:
+ *
+ * <ul>
+ *   <li>PostgreSQL: {@code statement_timestamp()}, the start of the current statement (not of the
+ *       transaction, which matters for the DONE write at the end of a transactional-mode work).
+ *   <li>MySQL/MariaDB: {@code UTC_TIMESTAMP(3)}, the statement's start in UTC (so the session time
+ *       zone and its daylight-saving jumps play no part).
+ *   <li>H2: {@code CURRENT_TIMESTAMP(3)}, fixed for the whole transaction.
+ * </ul>
+ *
+ * Immutable and thread-safe.
+ */
+final class SqlStatements {
+
+  private static final String COLUMNS =
+      "state, fence, lease_expiry, expires_at, claim_token, fingerprint";
+
+  /**
+   * PostgreSQL claim: one statement. {@code cur} is the row as the statement's snapshot sees it. If
+   * it is live and not the caller's (held by another claim, or DONE within its window), nothing is
+   * inserted and no row is locked: the snapshot row is the answer, so duplicates and contended
+   * claims do not queue behind each other on a hot key. Otherwise the upsert decides on the latest
+   * committed row (whatever the snapshot saw) and returns the new fence and lease if it won; if it
+   * did not, the snapshot row is returned and the caller asks again.
+   */
+  private static final String POSTGRES_CLAIM =
+      """
+      WITH clock AS (SELECT {now} AS now_ms),
+      cur AS (SELECT t.fence, t.lease_expiry, t.expires_at, t.state, t.fingerprint, t.claim_token
+                FROM {table} t WHERE t.lock_key = :key),
+      won AS (
+        INSERT INTO {table} AS r
+          (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
+        SELECT :key, 'CLAIMED', 1, c.now_ms + :lease, c.now_ms + :lease + :ttl, :token, :fingerprint
+          FROM clock c
+         WHERE NOT EXISTS (
+                 SELECT 1 FROM cur
+                  WHERE (cur.state = 'CLAIMED' AND c.now_ms < cur.lease_expiry
+                         AND cur.claim_token IS DISTINCT FROM :token)
+                     OR (cur.state = 'DONE' AND c.now_ms < cur.expires_at))
+        ON CONFLICT (lock_key) DO UPDATE SET
+          fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+                             AND (SELECT now_ms FROM clock) < r.expires_at
+                        THEN r.fence ELSE r.fence + 1 END,
+          state = 'CLAIMED',
+          lease_expiry = excluded.lease_expiry,
+          expires_at = excluded.expires_at,
+          claim_token = excluded.claim_token,
+          fingerprint = excluded.fingerprint
+        WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+                AND (SELECT now_ms FROM clock) < r.expires_at)
+           OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
+           OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)
+        RETURNING r.fence, r.lease_expiry)
+      SELECT TRUE AS won, w.fence, w.lease_expiry, NULL::bigint AS expires_at,
+             NULL::varchar AS state, NULL::varchar AS fingerprint, NULL::bigint AS now_ms
+        FROM won w
+      UNION ALL
+      SELECT FALSE, cur.fence, cur.lease_expiry, cur.expires_at, cur.state, cur.fingerprint,
+             c.now_ms
+        FROM cur, clock c
+       WHERE NOT EXISTS (SELECT 1 FROM won)
+      """;
+
+  /**
+   * MariaDB claim: one statement. The condition {@code {won}} is true exactly when the claim wins,
+   * whether the server evaluates the assignments left to right (MySQL's and MariaDB's default: a
+   * later assignment sees the new value of an earlier one) or simultaneously (MariaDB's
+   * SIMULTANEOUS_ASSIGNMENT mode). It is the transition table's condition (token re-affirm, lapsed
+   * lease, lapsed window) on the old row, written so that it stays true once claim_token and state
+   * have been overwritten with the winner's values: a losing row keeps every old value, and an old
+   * row with this token and state CLAIMED always wins (its retention outlasts its lease), so the
+   * first disjunct never misfires. fence goes first, while every column still holds its old value.
+   */
+  private static final String MARIADB_CLAIM =
+      """
+      INSERT INTO {table} (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
+      VALUES (:key, 'CLAIMED', 1, {now} + :lease, {now} + :lease + :ttl, :token, :fingerprint)
+      ON DUPLICATE KEY UPDATE
+        fence = IF({won},
+                   IF(state = 'CLAIMED' AND claim_token = :token AND {now} < expires_at,
+                      fence, fence + 1),
+                   fence),
+        fingerprint = IF({won}, :fingerprint, fingerprint),
+        claim_token = IF({won}, :token, claim_token),
+        state = IF({won}, 'CLAIMED', state),
+        expires_at = IF({won}, {now} + :lease + :ttl, expires_at),
+        lease_expiry = IF({won}, {now} + :lease, lease_expiry)
+      RETURNING state, fence, lease_expiry, claim_token, fingerprint
+      """;
+
+  private static final String MARIADB_WON =
+      "((state = 'CLAIMED' AND claim_token = :token)"
+          + " OR (state = 'CLAIMED' AND {now} >= lease_expiry)"
+          + " OR (state = 'DONE' AND {now} >= expires_at))";
+
+  private final SqlDialect dialect;
+  private final String table;
+
+  /** PostgreSQL and MariaDB: the one claim statement. Null for the compare-and-set dialects. */
+  final SqlTemplate claim;
+
+  /** MySQL and H2: the clock and the row, read without locks. */
+  final SqlTemplate claimRead;
+
+  /** MySQL and H2: insert a fresh record (fails on a duplicate key if another claim was first). */
+  final SqlTemplate claimInsert;
+
+  /** MySQL and H2: overwrite the record if it is still exactly as read (compare-and-set). */
+  final SqlTemplate claimUpdate;
+
+  /**
+   * PostgreSQL: mark DONE under the fence, or report an existing DONE, in one statement. Other
+   * dialects: null ({@link #markDone}, then {@link #readState} when it matched nothing).
+   */
+  final SqlTemplate complete;
+
+  /** CLAIMED with this fence → DONE until now + ttl. Also the last write of transactional mode. */
+  final SqlTemplate markDone;
+
+  /** CLAIMED with this fence → fence + 1, lease = now, token cleared. */
+  final SqlTemplate release;
+
+  /** CLAIMED with this fence → lease = now + lease, retention moved along. */
+  final SqlTemplate extend;
+
+  /** The state and fence, to tell an unchanged row from a refused one where counts are unclear. */
+  final SqlTemplate readState;
+
+  /** The whole record and the database clock. */
+  final SqlTemplate inspect;
+
+  /** Delete the record. */
+  final SqlTemplate forget;
+
+  /** Delete up to :limit records whose expires_at has passed. */
+  final SqlTemplate purge;
+
+  /** A probe that fails if the table is missing. */
+  final SqlTemplate probe;
+
+  SqlStatements(SqlDialect dialect, String table) {
+    this.dialect = dialect;
+    this.table = SqlLockBackendSettings.requireValidTableName(table);
+    switch (dialect) {
+      case POSTGRESQL -> {
+        claim = t(POSTGRES_CLAIM);
+        claimRead = null;
+        claimInsert = null;
+        claimUpdate = null;
+        complete =
+            t(
+                """
+                WITH done AS (
+                  UPDATE {table} SET state = 'DONE', expires_at = {now} + :ttl
+                   WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+                  RETURNING 1)
+                SELECT EXISTS (SELECT 1 FROM done)
+                    OR EXISTS (SELECT 1 FROM {table} WHERE lock_key = :key AND state = 'DONE')
+                """);
+      }
+      case MARIADB -> {
+        claim = t(MARIADB_CLAIM.replace("{won}", MARIADB_WON));
+        claimRead = null;
+        claimInsert = null;
+        claimUpdate = null;
+        complete = null;
+      }
+      case MYSQL, H2 -> {
+        claim = null;
+        claimRead =
+            t(
+                """
+                SELECT n.now_ms, t.state, t.fence, t.lease_expiry, t.expires_at,
+                       t.claim_token, t.fingerprint
+                  FROM (SELECT {now} AS now_ms) n LEFT JOIN {table} t ON t.lock_key = :key
+                """);
+        claimInsert =
+            t(
+                """
+                INSERT INTO {table}
+                  (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
+                VALUES (:key, 'CLAIMED', 1, :lease_expiry, :expires_at, :token, :fingerprint)
+                """);
+        claimUpdate =
+            t(
+                """
+                UPDATE {table}
+                   SET state = 'CLAIMED', fence = :new_fence, lease_expiry = :lease_expiry,
+                       expires_at = :expires_at, claim_token = :token, fingerprint = :fingerprint
+                 WHERE lock_key = :key AND state = :old_state AND fence = :old_fence
+                   AND lease_expiry = :old_lease_expiry AND expires_at = :old_expires_at
+                """);
+        complete = null;
+      }
+      default -> throw new IllegalArgumentException("unknown dialect " + dialect);
+    }
+    markDone =
+        t(
+            """
+            UPDATE {table} SET state = 'DONE', expires_at = {now} + :ttl
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+            """);
+    // expires_at first: MySQL assigns left to right, and its new value needs the old lease.
+    extend =
+        t(
+            """
+            UPDATE {table}
+               SET expires_at = expires_at - lease_expiry + {now} + :lease,
+                   lease_expiry = {now} + :lease
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+            """);
+    release =
+        t(
+            """
+            UPDATE {table} SET fence = fence + 1, lease_expiry = {now}, claim_token = NULL
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+            """);
+    readState = t("SELECT state, fence FROM {table} WHERE lock_key = :key");
+    inspect = t("SELECT " + COLUMNS + ", {now} AS now_ms FROM {table} WHERE lock_key = :key");
+    forget = t("DELETE FROM {table} WHERE lock_key = :key");
+    purge =
+        switch (dialect) {
+          // SKIP LOCKED: rows a claim is rewriting right now are left for the next call.
+          case POSTGRESQL ->
+              t(
+                  """
+                  DELETE FROM {table}
+                   WHERE lock_key IN (SELECT lock_key FROM {table} WHERE expires_at <= {now}
+                                       LIMIT :limit FOR UPDATE SKIP LOCKED)
+                     AND expires_at <= {now}
+                  """);
+          case MARIADB, MYSQL ->
+              t("DELETE FROM {table} WHERE expires_at <= {now} ORDER BY expires_at LIMIT :limit");
+          case H2 ->
+              t("DELETE FROM {table} WHERE expires_at <= {now} FETCH FIRST :limit ROWS ONLY");
+        };
+    probe = t("SELECT COUNT(*) FROM {table} WHERE 1 = 0");
+  }
+
+  /** The dialect these statements are written in. */
+  SqlDialect dialect() {
+    return dialect;
+  }
+
+  /** The table they work on. */
+  String table() {
+    return table;
+  }
+
+  private SqlTemplate t(String text) {
+    return SqlTemplate.parse(text.replace("{now}", now()).replace("{table}", table).strip());
+  }
+
+  /** The database clock in epoch milliseconds, plus the bound test offset. */
+  private String now() {
+    return switch (dialect) {
+      case POSTGRESQL ->
+          "(floor(extract(epoch FROM statement_timestamp()) * 1000)::bigint + :offset)";
+      case MARIADB, MYSQL ->
+          "(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(3)) DIV 1000 + :offset)";
+      case H2 ->
+          "(DATEDIFF(MILLISECOND, TIMESTAMP WITH TIME ZONE '1970-01-01 00:00:00+00',"
+              + " CURRENT_TIMESTAMP(3)) + :offset)";
+    };
+  }
+}

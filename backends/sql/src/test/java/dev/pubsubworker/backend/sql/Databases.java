@@ -1,0 +1,63 @@
+package dev.pubsubworker.backend.sql;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pubsubworker.testkit.services.SqlDatabase;
+import dev.pubsubworker.testkit.services.TestServices;
+import javax.sql.DataSource;
+
+/**
+ * The databases the tests run on: PostgreSQL and MariaDB from the test services (skipped when
+ * absent outside CI, a failure under CI), H2 in memory.
+ */
+final class Databases {
+
+  private Databases() {}
+
+  /** Where a database is, and a shared pool on it. */
+  record Target(String jdbcUrl, String user, String password, DataSource shared) {
+    /** A new pool of its own on the same database (close it). */
+    HikariDataSource newPool(String name, int size, String initSql) {
+      HikariConfig config = new HikariConfig();
+      config.setPoolName(name);
+      config.setJdbcUrl(jdbcUrl);
+      if (!user.isEmpty()) {
+        config.setUsername(user);
+      }
+      if (!password.isEmpty()) {
+        config.setPassword(password);
+      }
+      config.setMaximumPoolSize(size);
+      config.setMinimumIdle(0);
+      config.setConnectionTimeout(10_000);
+      if (initSql != null) {
+        config.setConnectionInitSql(initSql);
+      }
+      return new HikariDataSource(config);
+    }
+  }
+
+  static Target postgres() {
+    return of(TestServices.postgres());
+  }
+
+  static Target mariadb() {
+    return of(TestServices.mariadb());
+  }
+
+  /** A fresh in-memory H2 database with a pool of 16, kept until {@code SHUTDOWN}. */
+  static Target h2() {
+    String url = "jdbc:h2:mem:" + uniqueName("h2") + ";DB_CLOSE_DELAY=-1";
+    Target bare = new Target(url, "sa", "", null);
+    return new Target(url, "sa", "", bare.newPool("h2", 16, null));
+  }
+
+  /** A name no other test uses, valid as a table name: {@code [a-z][a-z0-9_]*}. */
+  static String uniqueName(String prefix) {
+    return TestServices.uniqueName(prefix);
+  }
+
+  private static Target of(SqlDatabase db) {
+    return new Target(db.jdbcUrl(), db.user(), db.password(), db.dataSource());
+  }
+}

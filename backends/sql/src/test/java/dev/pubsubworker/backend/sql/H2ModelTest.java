@@ -1,0 +1,13 @@
+package dev.pubsubworker.backend.sql;
+
+import dev.pubsubworker.testkit.BackendFixture;
+import dev.pubsubworker.testkit.LockBackendModelContract;
+import net.jqwik.api.PropertyDefaults;
+
+@PropertyDefaults(tries = 150)
+class H2ModelTest extends LockBackendModelContract {
+  @Override
+  protected BackendFixture createFixture() {
+    return SqlFixture.h2();
+  }
+}

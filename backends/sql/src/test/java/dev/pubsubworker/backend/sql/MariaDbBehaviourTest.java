@@ -1,0 +1,24 @@
+package dev.pubsubworker.backend.sql;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+class MariaDbBehaviourTest extends MariaDbServerBehaviour {
+
+  @Override
+  SqlFixture createFixture() {
+    return SqlFixture.mariadb();
+  }
+
+  @Override
+  Map<Case, Integer> documentedStatements() {
+    Map<Case, Integer> m = new EnumMap<>(Case.class);
+    for (Case c : Case.values()) {
+      m.put(c, 1);
+    }
+    // The fence did not match: a second statement tells DONE (or an unchanged row) from refused.
+    m.put(Case.COMPLETE_STALE, 2);
+    m.put(Case.EXTEND_STALE, 2);
+    return m;
+  }
+}

@@ -1,0 +1,110 @@
+package dev.pubsubworker.backend.sql;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+class SqlLockBackendSettingsTest {
+
+  @Test
+  @DisplayName("defaults: the default table, dialect detected, no auto-create, 3 retries")
+  void defaults() {
+    SqlLockBackendSettings s = SqlLockBackendSettings.defaults();
+    assertThat(s.tableName()).isEqualTo("pubsub_worker_locks");
+    assertThat(s.dialect()).isEmpty();
+    assertThat(s.createTableIfMissing()).isFalse();
+    assertThat(s.transientRetries()).isEqualTo(3);
+    assertThat(s.clockOffsetMillis().getAsLong()).isZero();
+  }
+
+  @Test
+  @DisplayName("plain identifiers are accepted as table names")
+  void plain_identifiers_are_accepted() {
+    for (String name :
+        List.of("pubsub_worker_locks", "Locks_2", "_x", "l", "x".repeat(48), "selected")) {
+      assertThat(SqlLockBackendSettings.newBuilder().tableName(name).build().tableName())
+          .isEqualTo(name);
+    }
+  }
+
+  @Test
+  @DisplayName("anything but a plain identifier is refused with a clear error")
+  void invalid_table_names_are_refused() {
+    List<String> invalid =
+        List.of(
+            "",
+            "1locks",
+            "locks-2",
+            "my locks",
+            "locks; DROP TABLE users",
+            "locks'",
+            "\"locks\"",
+            "`locks`",
+            "public.locks",
+            "locks\u0000",
+            "locks\n",
+            "tåble",
+            "locks--");
+    for (String name : invalid) {
+      assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName(name))
+          .as("%s", name)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("plain SQL identifier");
+    }
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("x".repeat(49)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("at most 48 characters, but was 49");
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("Select"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("reserved word");
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName(null))
+        .isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  @DisplayName("the error shows control characters escaped, on one line")
+  void error_message_escapes_control_characters() {
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("a\nb\u0000"))
+        .hasMessageEndingWith("'a\\u000Ab\\u0000'");
+  }
+
+  @Test
+  @DisplayName("the statements refuse an invalid table name too (defence in depth)")
+  void statements_refuse_invalid_table_names() {
+    assertThatThrownBy(() -> new SqlStatements(SqlDialect.POSTGRESQL, "x; DROP TABLE y"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  @DisplayName("transientRetries is validated")
+  void transient_retries_are_validated() {
+    assertThat(SqlLockBackendSettings.newBuilder().transientRetries(0).build().transientRetries())
+        .isZero();
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().transientRetries(-1))
+        .hasMessage("transientRetries must be 0..10, but was -1");
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().transientRetries(11))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  @DisplayName("toBuilder copies every setting")
+  void to_builder_copies() {
+    SqlLockBackendSettings s =
+        SqlLockBackendSettings.newBuilder()
+            .tableName("t1")
+            .dialect(SqlDialect.H2)
+            .createTableIfMissing(true)
+            .transientRetries(5)
+            .clockOffset(() -> 42)
+            .build();
+    SqlLockBackendSettings copy = s.toBuilder().build();
+    assertThat(copy.tableName()).isEqualTo("t1");
+    assertThat(copy.dialect()).contains(SqlDialect.H2);
+    assertThat(copy.createTableIfMissing()).isTrue();
+    assertThat(copy.transientRetries()).isEqualTo(5);
+    assertThat(copy.clockOffsetMillis().getAsLong()).isEqualTo(42);
+  }
+}
