@@ -28,11 +28,12 @@ public final class DatastoreStoreModule extends AbstractModule {
   protected void configure() {
     bind(LockBackend.class).to(DatastoreLockBackend.class);
     bind(LockAdmin.class).to(DatastoreLockBackend.class);
+    bind(OpenResources.class).toInstance(new OpenResources());
   }
 
   @Provides
   @Singleton
-  DatastoreLockBackend backend() {
-    return new DatastoreLockBackend(settings);
+  DatastoreLockBackend backend(OpenResources resources) {
+    return resources.register(new DatastoreLockBackend(settings));
   }
 }

@@ -17,11 +17,12 @@ public final class InMemoryStoreModule extends AbstractModule {
   protected void configure() {
     bind(LockBackend.class).to(InMemoryLockBackend.class);
     bind(LockAdmin.class).to(InMemoryLockBackend.class);
+    bind(OpenResources.class).toInstance(new OpenResources());
   }
 
   @Provides
   @Singleton
-  InMemoryLockBackend backend() {
-    return new InMemoryLockBackend();
+  InMemoryLockBackend backend(OpenResources resources) {
+    return resources.register(new InMemoryLockBackend());
   }
 }

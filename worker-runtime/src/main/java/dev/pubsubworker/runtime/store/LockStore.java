@@ -37,9 +37,9 @@ public final class LockStore implements AutoCloseable {
     return injector.getInstance(LockAdmin.class);
   }
 
-  /** Closes the backend. */
+  /** Closes what the store opened (nothing, if it was never used). */
   @Override
   public void close() {
-    backend().close();
+    injector.getInstance(OpenResources.class).close();
   }
 }

@@ -3,11 +3,13 @@ package dev.pubsubworker.runtime.store;
 import com.google.inject.Module;
 import dev.pubsubworker.backend.datastore.DatastoreLockSettings;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
+import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.DatastoreStoreConfig;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.LockStoreConfig;
 import dev.pubsubworker.runtime.config.RedisStoreConfig;
+import dev.pubsubworker.runtime.config.SqlStoreConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,9 +39,7 @@ public final class LockStoreModules {
           case REDIS -> new RedisStoreModule(redis(config.redis(), problems));
           case DATASTORE ->
               new DatastoreStoreModule(datastore(config.datastore(), projectId, problems));
-          case SQL ->
-              throw new IllegalStateException(
-                  "lock-store type " + config.type() + " is wired when its backend lands");
+          case SQL -> new SqlStoreModule(config.sql(), sql(config.sql(), problems));
         };
     if (!problems.isEmpty()) {
       throw new InvalidConfigException(problems);
@@ -64,6 +64,21 @@ public final class LockStoreModules {
       return b.build();
     } catch (IllegalArgumentException e) {
       problems.add(new ConfigProblem(PATH + "redis", e.getMessage(), ""));
+      return null;
+    }
+  }
+
+  private static SqlLockBackendSettings sql(SqlStoreConfig c, List<ConfigProblem> problems) {
+    SqlLockBackendSettings.Builder b = SqlLockBackendSettings.newBuilder();
+    set(problems, "sql.table", () -> b.tableName(c.table()));
+    set(problems, "sql.create-table", () -> b.createTableIfMissing(c.createTable()));
+    if (!problems.isEmpty()) {
+      return null;
+    }
+    try {
+      return b.build();
+    } catch (IllegalArgumentException e) {
+      problems.add(new ConfigProblem(PATH + "sql", e.getMessage(), ""));
       return null;
     }
   }

@@ -27,11 +27,12 @@ public final class RedisStoreModule extends AbstractModule {
   protected void configure() {
     bind(LockBackend.class).to(RedisLockBackend.class);
     bind(LockAdmin.class).to(RedisLockBackend.class);
+    bind(OpenResources.class).toInstance(new OpenResources());
   }
 
   @Provides
   @Singleton
-  RedisLockBackend backend() {
-    return RedisLockBackend.create(settings);
+  RedisLockBackend backend(OpenResources resources) {
+    return resources.register(RedisLockBackend.create(settings));
   }
 }

@@ -22,6 +22,7 @@ import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreModules;
+import dev.pubsubworker.runtime.store.OpenResources;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
@@ -225,11 +226,7 @@ public final class Worker {
     } catch (RuntimeException e) {
       log.warn("closing the guard failed", e);
     }
-    try {
-      backend().close();
-    } catch (RuntimeException e) {
-      log.warn("closing the lock store failed", e);
-    }
+    injector.getInstance(OpenResources.class).close();
     PubSubConnection c = connection;
     if (c != null) {
       c.close();
