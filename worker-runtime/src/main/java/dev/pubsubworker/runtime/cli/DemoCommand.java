@@ -70,6 +70,16 @@ final class DemoCommand implements Callable<Integer> {
       description = "How long to wait for every order (ISO-8601, default: ${DEFAULT-VALUE}).")
   Duration timeout;
 
+  @Option(
+      names = "--pubsub-emulator-host",
+      description = "Use this running Pub/Sub emulator (host:port) instead of starting one.")
+  String pubsubEmulatorHost;
+
+  @Option(
+      names = "--datastore-emulator-host",
+      description = "Use this running Datastore emulator (host:port) instead of starting one.")
+  String datastoreEmulatorHost;
+
   @Option(names = "--verbose", description = "Show the worker's log and stack traces.")
   boolean verbose;
 
@@ -87,6 +97,8 @@ final class DemoCommand implements Callable<Integer> {
               backend,
               Optional.ofNullable(storeUrl),
               timeout,
+              Optional.ofNullable(pubsubEmulatorHost),
+              Optional.ofNullable(datastoreEmulatorHost),
               System.console() != null);
     } catch (IllegalArgumentException e) {
       spec.commandLine().getErr().println("error: " + e.getMessage());

@@ -83,13 +83,22 @@ public final class Demo {
     List<AutoCloseable> cleanup = new ArrayList<>();
     try {
       Optional<String> pubsubHost =
-          emulator(LocalEmulator.Kind.PUBSUB, "PUBSUB_EMULATOR_HOST", cleanup);
+          emulator(
+              LocalEmulator.Kind.PUBSUB,
+              "PUBSUB_EMULATOR_HOST",
+              options.pubsubEmulatorHost(),
+              cleanup);
       if (pubsubHost.isEmpty()) {
         return Result.UNAVAILABLE;
       }
       Optional<String> datastoreHost = Optional.empty();
       if (options.backend() == DemoBackend.DATASTORE) {
-        datastoreHost = emulator(LocalEmulator.Kind.DATASTORE, "DATASTORE_EMULATOR_HOST", cleanup);
+        datastoreHost =
+            emulator(
+                LocalEmulator.Kind.DATASTORE,
+                "DATASTORE_EMULATOR_HOST",
+                options.datastoreEmulatorHost(),
+                cleanup);
         if (datastoreHost.isEmpty()) {
           return Result.UNAVAILABLE;
         }
@@ -276,8 +285,9 @@ public final class Demo {
   }
 
   private Optional<String> emulator(
-      LocalEmulator.Kind kind, String variable, List<AutoCloseable> cleanup) throws IOException {
-    String configured = System.getenv(variable);
+      LocalEmulator.Kind kind, String variable, Optional<String> given, List<AutoCloseable> cleanup)
+      throws IOException {
+    String configured = given.orElse(System.getenv(variable));
     if (configured != null && !configured.isBlank()) {
       if (!LocalEmulator.answers(configured)) {
         out.println(

@@ -13,6 +13,8 @@ import java.util.Optional;
  * @param backend the lock store
  * @param storeUrl where the Redis or PostgreSQL store is, when not the local default
  * @param timeout how long to wait for every order to be placed
+ * @param pubsubEmulatorHost a running Pub/Sub emulator to use instead of starting one
+ * @param datastoreEmulatorHost a running Datastore emulator to use instead of starting one
  * @param interactive whether the progress line rewrites itself (a terminal) or prints lines
  */
 public record DemoOptions(
@@ -23,6 +25,8 @@ public record DemoOptions(
     DemoBackend backend,
     Optional<String> storeUrl,
     Duration timeout,
+    Optional<String> pubsubEmulatorHost,
+    Optional<String> datastoreEmulatorHost,
     boolean interactive) {
 
   /**

@@ -1,0 +1,76 @@
+package dev.pubsubworker.runtime.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.typesafe.config.Config;
+import com.typesafe.config.ConfigFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The sample configs in {@code config/} pass {@code check-config} as a deployment would run it (a
+ * separate process with GOOGLE_CLOUD_PROJECT set), and the container files agree with the worker:
+ * non-root image, probes on the worker's health endpoints and port, a termination grace above the
+ * shutdown grace.
+ */
+class SampleConfigsTest {
+
+  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(
+      strings = {
+        "local.conf",
+        "gke-datastore.conf",
+        "redis-memorystore.conf",
+        "postgres-cloudsql.conf"
+      })
+  void each_sample_config_passes_check_config(String file) throws Exception {
+    Path config = ROOT.resolve("config").resolve(file);
+    assertThat(config).exists();
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(WorkerCli.class.getName());
+    command.add("check-config");
+    command.add("--config");
+    command.add(config.toString());
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+    pb.environment().put("GOOGLE_CLOUD_PROJECT", "sample-project");
+    pb.environment().remove("PUBSUB_EMULATOR_HOST");
+    Path log = Files.createTempFile("check-config", ".log");
+    Process p = pb.redirectOutput(log.toFile()).start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String output = Files.readString(log);
+    assertThat(p.exitValue()).as(output).isZero();
+    assertThat(output).contains("config OK").contains("orders: orders-sub -> handler orders");
+  }
+
+  @Test
+  void the_container_runs_as_non_root_and_the_manifest_matches_the_worker() throws IOException {
+    String dockerfile = Files.readString(ROOT.resolve("docker/Dockerfile"));
+    assertThat(dockerfile).containsPattern("(?m)^USER 10001:10001$");
+    String deployment = Files.readString(ROOT.resolve("docker/k8s/deployment.yaml"));
+    assertThat(deployment)
+        .contains("runAsNonRoot: true")
+        .contains("path: /healthz")
+        .contains("path: /readyz")
+        .contains("containerPort: 8080");
+    int terminationGrace =
+        Integer.parseInt(
+            deployment.replaceAll("(?s).*terminationGracePeriodSeconds: (\\d+).*", "$1"));
+    Config gke = ConfigFactory.parseFile(ROOT.resolve("config/gke-datastore.conf").toFile());
+    long shutdownGrace = gke.getDuration("pubsub-worker.shutdown-grace").toSeconds();
+    assertThat(terminationGrace).isGreaterThan((int) shutdownGrace);
+    Config reference = ConfigFactory.defaultReference();
+    assertThat(reference.getInt("pubsub-worker.observability.http-port")).isEqualTo(8080);
+  }
+}
