@@ -13,9 +13,12 @@ interface WorkerStatus {
     NOT_STARTED,
     /** Every subscriber is pulling. */
     RUNNING,
-    /** Started, but a subscriber is not running (starting, restarting or failed). */
+    /**
+     * Started, but a subscriber is not running: the stop has stopped it (a worker does not say it
+     * is stopping once its subscribers are down), or it is failing.
+     */
     SUBSCRIBER_DOWN,
-    /** A graceful stop is under way. */
+    /** A graceful stop is under way and the subscribers have not stopped yet. */
     STOPPING,
     /** A subscriber failed and the worker stopped itself. */
     FAILED
