@@ -1,6 +1,8 @@
 package dev.pubsubworker.runtime.cli;
 
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.observability.LogFormats;
+import dev.pubsubworker.runtime.observability.Observability;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
 import dev.pubsubworker.runtime.worker.Worker;
@@ -16,6 +18,10 @@ import picocli.CommandLine.Spec;
  * {@code run}: the worker. Pulls every configured subscription until SIGTERM/SIGINT, then stops
  * gracefully (a second signal exits at once). Exits 0 after a graceful stop, non-zero if the config
  * is invalid, a subscription or the lock store is unavailable, or a subscriber failed.
+ *
+ * <p>Applies {@code pubsub-worker.logging.format} to the log output, and serves {@code /metrics},
+ * {@code /healthz} and {@code /readyz} on {@code pubsub-worker.observability.http-host:http-port}
+ * (port 0: off) from before the subscribers start until the worker has stopped.
  */
 @Command(
     name = "run",
@@ -34,18 +40,31 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Worker worker;
+    Observability observability = null;
     try {
       WorkerConfig settings = config.load();
+      LogFormats.apply(settings.logging().format());
       List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
+      observability = Observability.create(settings);
       worker =
           Worker.create(
-              settings, plugins, List.of(), List.of(), settings.logging().keyFormat().renderer());
+              settings,
+              plugins,
+              observability.guardListeners(),
+              observability.dispatchListeners(),
+              settings.logging().keyFormat().renderer());
+      // Serving before the subscribers start lets probes see "alive, not ready" during start-up.
+      observability.start(worker);
       worker.start();
     } catch (RuntimeException e) {
+      if (observability != null) {
+        observability.close();
+      }
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
     Signals.install(worker::stop, ExitCodes.HALTED);
     worker.awaitStopped();
+    observability.close();
     if (worker.failure().isPresent()) {
       return Failures.report(worker.failure().get(), spec.commandLine().getErr(), verbose);
     }

@@ -1,0 +1,92 @@
+package dev.pubsubworker.runtime.observability;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The liveness and readiness verdicts behind {@code /healthz} and {@code /readyz}.
+ *
+ * <ul>
+ *   <li><b>Live</b> unless the worker failed (a subscriber died and the worker stopped itself). A
+ *       graceful stop stays live: Kubernetes is already terminating the pod.
+ *   <li><b>Ready</b> only when every subscriber is pulling, no stop is under way, and the lock
+ *       store answered (a guard call or the probe returned) within {@code staleAfter}.
+ * </ul>
+ *
+ * Each verdict carries a plain-text explanation. Thread-safe; no I/O.
+ */
+final class Health {
+
+  /** A verdict and its explanation (one line per reason when negative). */
+  record Verdict(boolean ok, String text) {}
+
+  private final WorkerStatus worker;
+  private final LockStoreFreshness lockStore;
+  private final Duration staleAfter;
+  private final Clock clock;
+
+  Health(WorkerStatus worker, LockStoreFreshness lockStore, Duration staleAfter, Clock clock) {
+    this.worker = worker;
+    this.lockStore = lockStore;
+    this.staleAfter = staleAfter;
+    this.clock = clock;
+  }
+
+  Verdict liveness() {
+    if (worker.state() == WorkerStatus.State.FAILED) {
+      return new Verdict(
+          false,
+          "failed: " + worker.failure().map(Throwable::toString).orElse("a subscriber failed"));
+    }
+    return new Verdict(true, "alive");
+  }
+
+  Verdict readiness() {
+    List<String> reasons = new ArrayList<>();
+    switch (worker.state()) {
+      case NOT_STARTED -> reasons.add("subscribers not started yet");
+      case SUBSCRIBER_DOWN ->
+          reasons.add("not every subscriber is pulling (the worker is stopping or one is down)");
+      case STOPPING -> reasons.add("stopping");
+      case FAILED ->
+          reasons.add(
+              "failed: " + worker.failure().map(Throwable::toString).orElse("a subscriber failed"));
+      case RUNNING -> {}
+    }
+    Instant now = clock.instant();
+    Optional<Instant> last = lockStore.lastAnswer();
+    String error = lockStore.lastError().map(e -> " (last error: " + e + ")").orElse("");
+    String storeLine;
+    if (last.isEmpty()) {
+      reasons.add("lock store has not answered yet" + error);
+      storeLine = null;
+    } else {
+      Duration age = Duration.between(last.get(), now);
+      if (age.compareTo(staleAfter) > 0) {
+        reasons.add(
+            "lock store has not answered for "
+                + seconds(age)
+                + " (stale after "
+                + seconds(staleAfter)
+                + ")"
+                + error);
+        storeLine = null;
+      } else {
+        storeLine =
+            "lock store answered " + seconds(age.isNegative() ? Duration.ZERO : age) + " ago";
+      }
+    }
+    if (reasons.isEmpty()) {
+      return new Verdict(true, "ready: every subscriber is running; " + storeLine);
+    }
+    return new Verdict(false, "not ready: " + String.join("; ", reasons));
+  }
+
+  private static String seconds(Duration d) {
+    return String.format(java.util.Locale.ROOT, "%.1fs", d.toMillis() / 1000.0);
+  }
+}

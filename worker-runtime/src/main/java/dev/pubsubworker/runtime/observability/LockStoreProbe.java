@@ -1,0 +1,94 @@
+package dev.pubsubworker.runtime.observability;
+
+import dev.pubsubworker.core.LockAdmin;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Reads one key from the lock store every interval, so readiness knows the store answers even when
+ * no message flows. The key, {@value #KEY}, is valid on every backend (Datastore reserves names
+ * like {@code __x__}); the probe only reads it. Each read is timed as lock-store verb {@value
+ * MetricNames#INSPECT}.
+ *
+ * <p>One daemon thread, created by {@link #start} and ended by {@link #stop}; a read that hangs
+ * delays the next one (reads never overlap), so readiness goes stale as it should.
+ */
+final class LockStoreProbe {
+
+  /** The key the probe reads. */
+  static final String KEY = "pubsub-worker:readiness-probe";
+
+  private static final Logger log = LoggerFactory.getLogger(LockStoreProbe.class);
+
+  private final Supplier<LockAdmin> admin;
+  private final Duration interval;
+  private final LockStoreFreshness freshness;
+  private final WorkerMetrics metrics;
+  private ScheduledExecutorService scheduler;
+  private boolean lastFailed;
+
+  LockStoreProbe(
+      Supplier<LockAdmin> admin,
+      Duration interval,
+      LockStoreFreshness freshness,
+      WorkerMetrics metrics) {
+    this.admin = admin;
+    this.interval = interval;
+    this.freshness = freshness;
+    this.metrics = metrics;
+  }
+
+  /** Probes now, then every interval. */
+  synchronized void start() {
+    if (scheduler != null) {
+      throw new IllegalStateException("the lock-store probe is already started");
+    }
+    scheduler =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "pubsub-worker-lock-store-probe");
+              t.setDaemon(true);
+              return t;
+            });
+    scheduler.scheduleWithFixedDelay(
+        this::probeOnce, 0, Math.max(1, interval.toMillis()), TimeUnit.MILLISECONDS);
+  }
+
+  /** Stops probing; a read in progress is interrupted. Idempotent. */
+  synchronized void stop() {
+    if (scheduler != null) {
+      scheduler.shutdownNow();
+    }
+  }
+
+  /** One read. Never throws: a scheduled task that threw would end the schedule. */
+  void probeOnce() {
+    long started = System.nanoTime();
+    try {
+      admin.get().inspect(KEY);
+      metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), true);
+      freshness.answered();
+      if (lastFailed) {
+        log.info("lock store answers the readiness probe again");
+      }
+      lastFailed = false;
+    } catch (RuntimeException e) {
+      metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), false);
+      String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
+      freshness.failed("probe failed: " + why.lines().findFirst().orElse(""));
+      if (!lastFailed) {
+        log.warn("lock store readiness probe failed: {}", why, e);
+      }
+      lastFailed = true;
+    }
+  }
+
+  private static Duration elapsed(long started) {
+    return Duration.ofNanos(System.nanoTime() - started);
+  }
+}

@@ -1,0 +1,47 @@
+package dev.pubsubworker.runtime.observability;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.Appender;
+import ch.qos.logback.core.OutputStreamAppender;
+import dev.pubsubworker.runtime.config.LogFormat;
+import java.util.Iterator;
+import org.slf4j.ILoggerFactory;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Switches the process's log format at run time, after the config is loaded: {@code logback.xml}
+ * picks the format at boot from {@code -Dpubsub-worker.logging.format} or the environment variable
+ * {@code PUBSUB_WORKER_LOG_FORMAT}, and the {@code run} command then applies {@code
+ * pubsub-worker.logging.format} from the config (which those same overrides feed).
+ */
+public final class LogFormats {
+
+  private LogFormats() {}
+
+  /**
+   * Sets {@code format} on every {@link WorkerLogEncoder} of the root logger's appenders and of the
+   * loggers that have their own appenders.
+   *
+   * @return how many encoders were switched; 0 if logback is not the SLF4J backend or the logging
+   *     config uses no {@link WorkerLogEncoder} (then nothing changes)
+   */
+  public static int apply(LogFormat format) {
+    ILoggerFactory factory = LoggerFactory.getILoggerFactory();
+    if (!(factory instanceof LoggerContext context)) {
+      return 0;
+    }
+    int switched = 0;
+    for (Logger logger : context.getLoggerList()) {
+      for (Iterator<Appender<ILoggingEvent>> it = logger.iteratorForAppenders(); it.hasNext(); ) {
+        if (it.next() instanceof OutputStreamAppender<ILoggingEvent> out
+            && out.getEncoder() instanceof WorkerLogEncoder encoder) {
+          encoder.setLogFormat(format);
+          switched++;
+        }
+      }
+    }
+    return switched;
+  }
+}

@@ -1,0 +1,134 @@
+package dev.pubsubworker.runtime.observability;
+
+import java.util.Locale;
+
+/**
+ * Every metric and tag name the worker publishes, under one prefix, {@value #PREFIX}. Names are
+ * Micrometer's dotted form; the Prometheus endpoint turns dots into underscores, adds {@code
+ * _total} to counters and {@code _seconds} to timers (so {@link #MESSAGES_RECEIVED} is scraped as
+ * {@code pubsub_worker_messages_received_total}).
+ *
+ * <p>Tag values are lower case with dashes: an {@link dev.pubsubworker.runtime.pubsub.Outcome}
+ * {@code FENCED_OUT} is {@code fenced-out}, an {@code AckResponse} {@code PERMISSION_DENIED} is
+ * {@code permission-denied} (see {@link #tagValue}).
+ */
+public final class MetricNames {
+
+  /** The prefix of every metric name. */
+  public static final String PREFIX = "pubsub.worker.";
+
+  /** Counter, tag {@link #SUBSCRIPTION}: deliveries that reached the dispatcher. */
+  public static final String MESSAGES_RECEIVED = PREFIX + "messages.received";
+
+  /**
+   * Counter, tags {@link #SUBSCRIPTION} and {@link #OUTCOME}: deliveries settled (acked or nacked),
+   * by how.
+   */
+  public static final String MESSAGES_SETTLED = PREFIX + "messages.settled";
+
+  /**
+   * Timer with histogram buckets, tags {@link #SUBSCRIPTION} and {@link #OUTCOME}: how long one
+   * delivery took from dispatch to settlement, guard calls included.
+   */
+  public static final String HANDLER_DURATION = PREFIX + "handler.duration";
+
+  /** Gauge, tag {@link #SUBSCRIPTION}: deliveries whose handling is in progress. */
+  public static final String MESSAGES_IN_FLIGHT = PREFIX + "messages.in.flight";
+
+  /**
+   * Counter, tags {@link #SUBSCRIPTION} and {@link #RESPONSE}: the results of acks on subscriptions
+   * with exactly-once delivery.
+   */
+  public static final String ACK_RESPONSES = PREFIX + "ack.responses";
+
+  /**
+   * Timer with histogram buckets, tags {@link #VERB} and {@link #RESULT}: lock-store calls, by verb
+   * ({@code claim}, {@code complete}, {@code release}, {@code extend}, and {@code inspect} for the
+   * readiness probe).
+   */
+  public static final String LOCK_STORE_CALLS = PREFIX + "lock.store.calls";
+
+  /**
+   * Counter, tags {@link #SUBSCRIPTION} and {@link #KIND}: claims won, first ({@code first}, fence
+   * 1) or over an earlier claim of the key ({@code reclaim}: a retry after a failure, a takeover
+   * after a crash, or a key whose suppression window ended).
+   */
+  public static final String GUARD_CLAIMS = PREFIX + "guard.claims";
+
+  /** Counter, tag {@link #SUBSCRIPTION}: leases extended by the heartbeat. */
+  public static final String LEASE_EXTENSIONS = PREFIX + "lease.extensions";
+
+  /**
+   * Counter, tags {@link #SUBSCRIPTION} and {@link #CAUSE} ({@code fence-stale}, {@code
+   * store-unreachable}): leases lost while the handler ran.
+   */
+  public static final String LEASES_LOST = PREFIX + "lease.lost";
+
+  /**
+   * Counter, tag {@link #SUBSCRIPTION}: handlers that succeeded but found their claim taken over
+   * when writing DONE (alert on it: the work may run twice).
+   */
+  public static final String FENCED_OUT = PREFIX + "guard.fenced.out";
+
+  /**
+   * Counter, tag {@link #SUBSCRIPTION}: handlers that succeeded but whose DONE (or mutex release)
+   * failed in the lock store (alert on it).
+   */
+  public static final String COMPLETE_FAILED = PREFIX + "guard.complete.failed";
+
+  /**
+   * Counter, tag {@link #SUBSCRIPTION}: deliveries whose payload fingerprint differed from the one
+   * stored for their key (a key collision or a producer bug).
+   */
+  public static final String FINGERPRINT_MISMATCHES = PREFIX + "guard.fingerprint.mismatches";
+
+  /** Tag: the subscription's id in the config ({@code pubsub-worker.subscriptions.ID}). */
+  public static final String SUBSCRIPTION = "subscription";
+
+  /** Tag: a {@link dev.pubsubworker.runtime.pubsub.Outcome}, e.g. {@code processed}. */
+  public static final String OUTCOME = "outcome";
+
+  /** Tag: an exactly-once {@code AckResponse}, e.g. {@code successful}. */
+  public static final String RESPONSE = "response";
+
+  /** Tag: a lock-store verb. */
+  public static final String VERB = "verb";
+
+  /** Tag: {@value #SUCCESS} or {@value #FAILURE} (the call threw). */
+  public static final String RESULT = "result";
+
+  /** Tag: why a lease was lost. */
+  public static final String CAUSE = "cause";
+
+  /** Tag: {@value #FIRST} or {@value #RECLAIM}. */
+  public static final String KIND = "kind";
+
+  /** {@link #RESULT} of a lock-store call that returned. */
+  public static final String SUCCESS = "success";
+
+  /** {@link #RESULT} of a lock-store call that threw. */
+  public static final String FAILURE = "failure";
+
+  /** {@link #KIND} of a claim at fence 1. */
+  public static final String FIRST = "first";
+
+  /** {@link #KIND} of a claim above fence 1. */
+  public static final String RECLAIM = "reclaim";
+
+  /** {@link #VERB} of the readiness probe's read. */
+  public static final String INSPECT = "inspect";
+
+  /**
+   * {@link #SUBSCRIPTION} of a guard event that cannot be tied to a subscription: one raised
+   * outside a handler thread for a claim the metrics did not see being made (for example a lease
+   * extension after the claim registry was reset).
+   */
+  public static final String UNATTRIBUTED = "unattributed";
+
+  private MetricNames() {}
+
+  /** An enum constant as a tag value: lower case, underscores as dashes. */
+  public static String tagValue(Enum<?> value) {
+    return value.name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+}

@@ -1,0 +1,192 @@
+package dev.pubsubworker.runtime.observability;
+
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.core.LockAdmin;
+import dev.pubsubworker.runtime.config.ObservabilityConfig;
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.pubsub.DispatchListener;
+import dev.pubsubworker.runtime.worker.Worker;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmInfoMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A worker's metrics, health and their HTTP server, from {@code pubsub-worker.observability}.
+ *
+ * <pre>{@code
+ * try (Observability obs = Observability.create(config)) {
+ *   Worker worker = Worker.create(config, plugins, obs.guardListeners(), obs.dispatchListeners(), keys);
+ *   obs.start(worker);   // /healthz 200, /readyz 503 until the subscribers pull
+ *   worker.start();
+ *   worker.awaitStopped();
+ * }
+ * }</pre>
+ *
+ * <p>{@link #create} only builds: a {@link PrometheusMeterRegistry} with {@link WorkerMetrics} and
+ * the JVM and process binders (memory, GC, threads, class loading, processor, uptime, file
+ * descriptors, JVM info). {@link #start} binds the HTTP server (unless the port is 0) and starts
+ * the lock-store readiness probe; {@link #close} stops both and the GC binder's listeners. Start it
+ * before {@link Worker#start()} so that probes see "alive, not ready" while the worker starts
+ * rather than a refused connection.
+ *
+ * <p>Endpoints: {@code GET /metrics} (Prometheus text), {@code GET /healthz} (200 unless the worker
+ * failed), {@code GET /readyz} (200 only while every subscriber pulls and the lock store answered
+ * within {@code lock-store-stale-after}); see {@code worker-runtime/README.md}. Thread-safe.
+ */
+public final class Observability implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(Observability.class);
+
+  private final ObservabilityConfig config;
+  private final Optional<InetSocketAddress> bindAddress;
+  private final Clock clock;
+  private final PrometheusMeterRegistry registry;
+  private final WorkerMetrics metrics;
+  private final LockStoreFreshness freshness;
+  private final List<MeterBinder> binders;
+  private LockStoreProbe probe;
+  private ObservabilityHttpServer server;
+  private boolean started;
+  private boolean closed;
+
+  private Observability(WorkerConfig config, Optional<InetSocketAddress> bindAddress, Clock clock) {
+    this.config = config.observability();
+    this.bindAddress = bindAddress;
+    this.clock = clock;
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.metrics =
+        new WorkerMetrics(
+            config.orderedSubscriptions().stream().map(SubscriptionConfig::id).toList());
+    this.freshness = new LockStoreFreshness(clock);
+    this.binders =
+        List.of(
+            metrics,
+            new JvmMemoryMetrics(),
+            new JvmGcMetrics(),
+            new JvmThreadMetrics(),
+            new ClassLoaderMetrics(),
+            new JvmInfoMetrics(),
+            new ProcessorMetrics(),
+            new UptimeMetrics(),
+            new FileDescriptorMetrics());
+    binders.forEach(b -> b.bindTo(registry));
+  }
+
+  /**
+   * Metrics and health for {@code config}; the HTTP server binds {@code http-host:http-port}, or is
+   * off when the port is 0. Nothing is started.
+   */
+  public static Observability create(WorkerConfig config) {
+    ObservabilityConfig o = config.observability();
+    Optional<InetSocketAddress> address =
+        o.httpPort() == 0
+            ? Optional.empty()
+            : Optional.of(new InetSocketAddress(o.httpHost(), o.httpPort()));
+    return new Observability(config, address, Clock.systemUTC());
+  }
+
+  /**
+   * Metrics and health for {@code config}, with the HTTP server on {@code httpAddress} instead of
+   * the configured one: port 0 there means a port the OS picks ({@link #httpAddress()} tells
+   * which), for tests and for tools that run a worker next to others. Nothing is started.
+   */
+  public static Observability create(WorkerConfig config, InetSocketAddress httpAddress) {
+    return new Observability(config, Optional.of(httpAddress), Clock.systemUTC());
+  }
+
+  /** The registry every meter is in; {@code /metrics} is its scrape. */
+  public PrometheusMeterRegistry registry() {
+    return registry;
+  }
+
+  /** The worker's own metrics. */
+  public WorkerMetrics metrics() {
+    return metrics;
+  }
+
+  /** What to pass to {@link Worker#create} as guard listeners. */
+  public List<GuardListener> guardListeners() {
+    return List.of(metrics, freshness);
+  }
+
+  /** What to pass to {@link Worker#create} as dispatch listeners. */
+  public List<DispatchListener> dispatchListeners() {
+    return List.of(metrics);
+  }
+
+  /**
+   * Starts the HTTP server (if on) and the lock-store probe for {@code worker}.
+   *
+   * @throws java.io.UncheckedIOException if the HTTP address cannot be bound; nothing is left
+   *     running
+   * @throws IllegalStateException if already started or closed
+   */
+  public void start(Worker worker) {
+    start(WorkerStatus.of(worker), worker::admin);
+  }
+
+  /** Starts against any worker status and lock store (tests wrap a real worker's). */
+  synchronized void start(WorkerStatus status, Supplier<LockAdmin> admin) {
+    if (started || closed) {
+      throw new IllegalStateException("observability can be started once, before close()");
+    }
+    started = true;
+    Health health = new Health(status, freshness, config.lockStoreStaleAfter(), clock);
+    if (bindAddress.isPresent()) {
+      server = ObservabilityHttpServer.start(bindAddress.get(), registry, health);
+      InetSocketAddress a = server.address();
+      log.info(
+          "metrics and health on http://{}:{} (/metrics, /healthz, /readyz)",
+          a.getHostString(),
+          a.getPort());
+    }
+    probe = new LockStoreProbe(admin, config.lockStoreProbeInterval(), freshness, metrics);
+    probe.start();
+  }
+
+  /** Where the HTTP server listens, once started; empty if it is off. */
+  public synchronized Optional<InetSocketAddress> httpAddress() {
+    return server == null ? Optional.empty() : Optional.of(server.address());
+  }
+
+  /** Stops the HTTP server and the probe, and unbinds the GC listeners. Idempotent. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (server != null) {
+      server.stop();
+    }
+    if (probe != null) {
+      probe.stop();
+    }
+    for (MeterBinder b : binders) {
+      if (b instanceof AutoCloseable c) {
+        try {
+          c.close();
+        } catch (Exception e) {
+          log.debug("closing {} failed", b.getClass().getName(), e);
+        }
+      }
+    }
+    registry.close();
+  }
+}

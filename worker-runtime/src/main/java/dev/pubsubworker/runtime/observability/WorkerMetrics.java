@@ -1,0 +1,384 @@
+package dev.pubsubworker.runtime.observability;
+
+import com.google.cloud.pubsub.v1.AckResponse;
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.runtime.pubsub.DispatchListener;
+import dev.pubsubworker.runtime.pubsub.Outcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * The worker's metrics (names in {@link MetricNames}): a {@link MeterBinder} that observes the
+ * dispatcher as a {@link DispatchListener} and the guard as a {@link GuardListener}.
+ *
+ * <p>Every configured subscription's counters and gauge are registered at zero when bound, so rates
+ * and alerts work from the first scrape. Histogram timers appear with their first sample. Events
+ * that arrive before {@link #bindTo} are dropped.
+ *
+ * <p><b>Subscription of guard events.</b> Guard events carry no subscription. Those raised on a
+ * handler thread take it from the MDC key {@code subscription} the dispatcher sets; those raised by
+ * the heartbeat (lease extended, lease lost) look up the subscription under which the claim (key
+ * and fence) was won, remembered from its {@code claimed} event until the claim ends. An event that
+ * matches neither is tagged {@value MetricNames#UNATTRIBUTED}. The registry of live claims is
+ * bounded ({@value #MAX_TRACKED_CLAIMS} entries): when full (claims whose release failed are never
+ * removed) it is cleared, and attribution of the claims in flight at that moment is lost.
+ *
+ * <p>Thread-safe. No listener method ever throws: a failure is logged (once at WARN, then at DEBUG)
+ * and the event dropped, so metrics never change the worker's control flow.
+ */
+public final class WorkerMetrics implements MeterBinder, GuardListener, DispatchListener {
+
+  /** The most claims whose subscription is remembered for heartbeat events. */
+  static final int MAX_TRACKED_CLAIMS = 10_000;
+
+  private static final Logger log = LoggerFactory.getLogger(WorkerMetrics.class);
+
+  /** Handler buckets, from a fast duplicate skip to work that runs for most of an hour. */
+  private static final Duration[] HANDLER_BUCKETS = {
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10),
+    Duration.ofSeconds(30),
+    Duration.ofMinutes(1),
+    Duration.ofMinutes(5),
+    Duration.ofMinutes(15),
+    Duration.ofHours(1)
+  };
+
+  /** Lock-store buckets, from an in-process call to a store timing out. */
+  private static final Duration[] LOCK_STORE_BUCKETS = {
+    Duration.ofNanos(500_000),
+    Duration.ofMillis(1),
+    Duration.ofMillis(2),
+    Duration.ofMillis(5),
+    Duration.ofMillis(10),
+    Duration.ofMillis(25),
+    Duration.ofMillis(50),
+    Duration.ofMillis(100),
+    Duration.ofMillis(250),
+    Duration.ofMillis(500),
+    Duration.ofSeconds(1),
+    Duration.ofMillis(2500),
+    Duration.ofSeconds(5),
+    Duration.ofSeconds(10)
+  };
+
+  private final List<String> subscriptions;
+  private final Map<String, SubscriptionMeters> bySubscription = new ConcurrentHashMap<>();
+  private final Map<ClaimId, String> claimSubscriptions = new ConcurrentHashMap<>();
+  private final Map<StoreCall, Timer> storeTimers = new ConcurrentHashMap<>();
+  private final AtomicBoolean warned = new AtomicBoolean();
+  private volatile MeterRegistry registry;
+
+  /**
+   * @param subscriptionIds the configured subscriptions' ids, registered at zero when bound
+   */
+  public WorkerMetrics(Collection<String> subscriptionIds) {
+    this.subscriptions = List.copyOf(subscriptionIds);
+  }
+
+  /**
+   * Registers every configured subscription's meters in {@code registry}; from then on events are
+   * recorded there.
+   *
+   * @throws IllegalStateException if already bound to another registry
+   */
+  @Override
+  public synchronized void bindTo(MeterRegistry registry) {
+    if (this.registry != null && this.registry != registry) {
+      throw new IllegalStateException("WorkerMetrics is already bound to another registry");
+    }
+    this.registry = registry;
+    subscriptions.forEach(this::meters);
+  }
+
+  // DispatchListener
+
+  @Override
+  public void received(String subscription) {
+    safely(() -> meters(subscription).received.increment());
+  }
+
+  @Override
+  public void settled(String subscription, Outcome outcome, Duration handlerTime) {
+    safely(
+        () -> {
+          SubscriptionMeters m = meters(subscription);
+          m.settled.get(outcome).increment();
+          if (handlerTime != null && !handlerTime.isZero() && !handlerTime.isNegative()) {
+            m.handlerTimer(outcome).record(handlerTime);
+          }
+        });
+  }
+
+  @Override
+  public void inFlight(String subscription, int delta) {
+    safely(() -> meters(subscription).inFlight.addAndGet(delta));
+  }
+
+  @Override
+  public void ackResponse(String subscription, AckResponse response) {
+    safely(
+        () ->
+            meters(subscription)
+                .ackResponses
+                .get(response == null ? AckResponse.OTHER : response)
+                .increment());
+  }
+
+  // GuardListener
+
+  @Override
+  public void claimed(String key, long fence, boolean reclaim) {
+    safely(
+        () -> {
+          String subscription = MDC.get(MdcKeys.SUBSCRIPTION);
+          if (subscription != null) {
+            if (claimSubscriptions.size() >= MAX_TRACKED_CLAIMS) {
+              claimSubscriptions.clear();
+            }
+            claimSubscriptions.put(new ClaimId(key, fence), subscription);
+          }
+          SubscriptionMeters m = meters(subscriptionOf(key, fence));
+          (reclaim ? m.reclaims : m.firstClaims).increment();
+        });
+  }
+
+  @Override
+  public void completed(String key, long fence, Duration workTime) {
+    safely(() -> claimSubscriptions.remove(new ClaimId(key, fence)));
+  }
+
+  @Override
+  public void released(String key, long fence, boolean afterFailure) {
+    safely(() -> claimSubscriptions.remove(new ClaimId(key, fence)));
+  }
+
+  @Override
+  public void leaseExtended(String key, long fence) {
+    safely(() -> meters(subscriptionOf(key, fence)).leaseExtensions.increment());
+  }
+
+  @Override
+  public void leaseLost(String key, long fence, LeaseLoss cause) {
+    safely(() -> meters(subscriptionOf(key, fence)).leasesLost.get(cause).increment());
+  }
+
+  @Override
+  public void fencedOut(String key, long fence) {
+    safely(
+        () -> {
+          meters(subscriptionOf(key, fence)).fencedOut.increment();
+          claimSubscriptions.remove(new ClaimId(key, fence));
+        });
+  }
+
+  @Override
+  public void completeFailed(String key, long fence, RuntimeException error) {
+    safely(
+        () -> {
+          meters(subscriptionOf(key, fence)).completeFailed.increment();
+          claimSubscriptions.remove(new ClaimId(key, fence));
+        });
+  }
+
+  @Override
+  public void fingerprintMismatch(String key) {
+    safely(() -> meters(currentSubscription()).fingerprintMismatches.increment());
+  }
+
+  @Override
+  public void backendCall(Verb verb, Duration latency, boolean succeeded) {
+    safely(() -> lockStoreCall(MetricNames.tagValue(verb), latency, succeeded));
+  }
+
+  /** Records one lock-store call by {@code verb} (also the readiness probe's). Never throws. */
+  void lockStoreCall(String verb, Duration latency, boolean succeeded) {
+    safely(
+        () -> {
+          MeterRegistry r = registry;
+          if (r == null) {
+            return;
+          }
+          storeTimers
+              .computeIfAbsent(
+                  new StoreCall(verb, succeeded),
+                  c ->
+                      Timer.builder(MetricNames.LOCK_STORE_CALLS)
+                          .description("Lock-store calls, by verb and result")
+                          .tag(MetricNames.VERB, c.verb())
+                          .tag(
+                              MetricNames.RESULT,
+                              c.succeeded() ? MetricNames.SUCCESS : MetricNames.FAILURE)
+                          .serviceLevelObjectives(LOCK_STORE_BUCKETS)
+                          .register(r))
+              .record(latency);
+        });
+  }
+
+  /** How many claims the heartbeat attribution currently remembers (for tests). */
+  int trackedClaims() {
+    return claimSubscriptions.size();
+  }
+
+  private String subscriptionOf(String key, long fence) {
+    String fromMdc = MDC.get(MdcKeys.SUBSCRIPTION);
+    if (fromMdc != null) {
+      return fromMdc;
+    }
+    String claimed = claimSubscriptions.get(new ClaimId(key, fence));
+    return claimed != null ? claimed : MetricNames.UNATTRIBUTED;
+  }
+
+  private static String currentSubscription() {
+    String fromMdc = MDC.get(MdcKeys.SUBSCRIPTION);
+    return fromMdc != null ? fromMdc : MetricNames.UNATTRIBUTED;
+  }
+
+  /** The subscription's meters, registering them on first use; detached ones before binding. */
+  private SubscriptionMeters meters(String subscription) {
+    MeterRegistry r = registry;
+    if (r == null) {
+      return SubscriptionMeters.DETACHED;
+    }
+    return bySubscription.computeIfAbsent(subscription, s -> new SubscriptionMeters(r, s));
+  }
+
+  private void safely(Runnable record) {
+    try {
+      record.run();
+    } catch (RuntimeException e) {
+      if (warned.compareAndSet(false, true)) {
+        log.warn("recording a metric failed; the event is dropped (further failures at DEBUG)", e);
+      } else {
+        log.debug("recording a metric failed; the event is dropped", e);
+      }
+    }
+  }
+
+  private record ClaimId(String key, long fence) {}
+
+  private record StoreCall(String verb, boolean succeeded) {}
+
+  /** One subscription's meters. */
+  private static final class SubscriptionMeters {
+
+    /** Absorbs events before binding: meters of a throwaway registry nobody scrapes. */
+    static final SubscriptionMeters DETACHED =
+        new SubscriptionMeters(
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
+            MetricNames.UNATTRIBUTED);
+
+    private final MeterRegistry registry;
+    private final String subscription;
+    final Counter received;
+    final Map<Outcome, Counter> settled = new EnumMap<>(Outcome.class);
+    final Map<Outcome, Timer> handlerTimers = new ConcurrentHashMap<>();
+    final AtomicInteger inFlight = new AtomicInteger();
+    final Map<AckResponse, Counter> ackResponses = new EnumMap<>(AckResponse.class);
+    final Counter firstClaims;
+    final Counter reclaims;
+    final Counter leaseExtensions;
+    final Map<LeaseLoss, Counter> leasesLost = new EnumMap<>(LeaseLoss.class);
+    final Counter fencedOut;
+    final Counter completeFailed;
+    final Counter fingerprintMismatches;
+
+    SubscriptionMeters(MeterRegistry registry, String subscription) {
+      this.registry = registry;
+      this.subscription = subscription;
+      received =
+          counter(MetricNames.MESSAGES_RECEIVED, "Deliveries that reached the dispatcher")
+              .register(registry);
+      for (Outcome o : Outcome.values()) {
+        settled.put(
+            o,
+            counter(MetricNames.MESSAGES_SETTLED, "Deliveries settled, by outcome")
+                .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
+                .register(registry));
+      }
+      Gauge.builder(MetricNames.MESSAGES_IN_FLIGHT, inFlight, AtomicInteger::get)
+          .description("Deliveries whose handling is in progress")
+          .tag(MetricNames.SUBSCRIPTION, subscription)
+          .register(registry);
+      for (AckResponse r : AckResponse.values()) {
+        ackResponses.put(
+            r,
+            counter(MetricNames.ACK_RESPONSES, "Exactly-once ack results, by response")
+                .tag(MetricNames.RESPONSE, MetricNames.tagValue(r))
+                .register(registry));
+      }
+      firstClaims = claims(MetricNames.FIRST);
+      reclaims = claims(MetricNames.RECLAIM);
+      leaseExtensions =
+          counter(MetricNames.LEASE_EXTENSIONS, "Leases extended by the heartbeat")
+              .register(registry);
+      for (LeaseLoss cause : LeaseLoss.values()) {
+        leasesLost.put(
+            cause,
+            counter(MetricNames.LEASES_LOST, "Leases lost while the handler ran, by cause")
+                .tag(MetricNames.CAUSE, MetricNames.tagValue(cause))
+                .register(registry));
+      }
+      fencedOut =
+          counter(MetricNames.FENCED_OUT, "Handlers that succeeded but were fenced out at DONE")
+              .register(registry);
+      completeFailed =
+          counter(
+                  MetricNames.COMPLETE_FAILED,
+                  "Handlers that succeeded but whose DONE failed in the lock store")
+              .register(registry);
+      fingerprintMismatches =
+          counter(
+                  MetricNames.FINGERPRINT_MISMATCHES,
+                  "Deliveries whose payload fingerprint differed from their key's")
+              .register(registry);
+    }
+
+    Timer handlerTimer(Outcome outcome) {
+      return handlerTimers.computeIfAbsent(
+          outcome,
+          o ->
+              Timer.builder(MetricNames.HANDLER_DURATION)
+                  .description("Time from dispatch to settlement of one delivery")
+                  .tag(MetricNames.SUBSCRIPTION, subscription)
+                  .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
+                  .serviceLevelObjectives(HANDLER_BUCKETS)
+                  .register(registry));
+    }
+
+    private Counter claims(String kind) {
+      return counter(MetricNames.GUARD_CLAIMS, "Claims won, first or reclaimed")
+          .tag(MetricNames.KIND, kind)
+          .register(registry);
+    }
+
+    private Counter.Builder counter(String name, String description) {
+      return Counter.builder(name)
+          .description(description)
+          .tag(MetricNames.SUBSCRIPTION, subscription);
+    }
+  }
+}

@@ -1,0 +1,105 @@
+package dev.pubsubworker.runtime.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.testkit.ManualTime;
+import java.time.Duration;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** The liveness and readiness rules, on a manual clock. */
+class HealthTest {
+
+  private final ManualTime time = new ManualTime();
+  private final LockStoreFreshness store = new LockStoreFreshness(time.clock());
+  private final FakeWorker worker = new FakeWorker();
+  private final Health health = new Health(worker, store, Duration.ofSeconds(30), time.clock());
+
+  @Test
+  void ready_only_when_running_and_the_lock_store_answered_recently() {
+    worker.state = WorkerStatus.State.NOT_STARTED;
+    assertThat(health.readiness().ok()).isFalse();
+    assertThat(health.readiness().text())
+        .contains("subscribers not started yet")
+        .contains("lock store has not answered yet");
+
+    store.answered();
+    assertThat(health.readiness().text()).isEqualTo("not ready: subscribers not started yet");
+
+    worker.state = WorkerStatus.State.RUNNING;
+    assertThat(health.readiness().ok()).isTrue();
+    time.advance(Duration.ofSeconds(30));
+    assertThat(health.readiness().ok()).as("exactly stale-after old is still fresh").isTrue();
+    assertThat(health.readiness().text())
+        .isEqualTo("ready: every subscriber is running; lock store answered 30.0s ago");
+
+    time.advance(Duration.ofMillis(1));
+    store.failed("probe failed: connection refused");
+    assertThat(health.readiness().ok()).isFalse();
+    assertThat(health.readiness().text())
+        .isEqualTo(
+            "not ready: lock store has not answered for 30.0s (stale after 30.0s) (last error:"
+                + " probe failed: connection refused)");
+  }
+
+  @Test
+  void a_successful_guard_call_counts_as_an_answer_and_a_failed_one_does_not() {
+    worker.state = WorkerStatus.State.RUNNING;
+    store.backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(1), false);
+    assertThat(health.readiness().ok()).isFalse();
+    assertThat(health.readiness().text()).contains("last error: claim failed");
+    store.backendCall(GuardListener.Verb.COMPLETE, Duration.ofMillis(1), true);
+    assertThat(health.readiness().ok()).isTrue();
+  }
+
+  @Test
+  void not_ready_while_a_subscriber_is_down_or_the_worker_stops_or_failed() {
+    store.answered();
+    worker.state = WorkerStatus.State.SUBSCRIBER_DOWN;
+    assertThat(health.readiness().text())
+        .isEqualTo(
+            "not ready: not every subscriber is pulling (the worker is stopping or one is down)");
+    worker.state = WorkerStatus.State.STOPPING;
+    assertThat(health.readiness().text()).isEqualTo("not ready: stopping");
+    worker.state = WorkerStatus.State.FAILED;
+    worker.failure = new IllegalStateException("subscriber of orders failed");
+    assertThat(health.readiness().ok()).isFalse();
+  }
+
+  @Test
+  void live_unless_failed_even_while_stopping() {
+    for (WorkerStatus.State s : WorkerStatus.State.values()) {
+      worker.state = s;
+      assertThat(health.liveness().ok()).as(s.name()).isEqualTo(s != WorkerStatus.State.FAILED);
+    }
+    worker.state = WorkerStatus.State.FAILED;
+    worker.failure = new IllegalStateException("subscriber of orders failed");
+    assertThat(health.liveness().text())
+        .isEqualTo("failed: java.lang.IllegalStateException: subscriber of orders failed");
+  }
+
+  @Test
+  void an_older_answer_never_replaces_a_newer_one() {
+    store.answered();
+    var first = store.lastAnswer().orElseThrow();
+    time.advance(Duration.ofSeconds(5));
+    store.answered();
+    assertThat(store.lastAnswer()).contains(first.plusSeconds(5));
+  }
+
+  private static final class FakeWorker implements WorkerStatus {
+    volatile State state = State.NOT_STARTED;
+    volatile Throwable failure;
+
+    @Override
+    public State state() {
+      return state;
+    }
+
+    @Override
+    public Optional<Throwable> failure() {
+      return Optional.ofNullable(failure);
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.pubsubworker.runtime.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import java.util.logging.LogManager;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The shipped logback.xml routes java.util.logging through logback. */
+class JulToSlf4jTest {
+
+  @Test
+  void jul_records_reach_logback_with_mapped_levels_formatted_messages_and_throwables() {
+    LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+    assertThat(LogManager.getLogManager().getLogger("").getHandlers())
+        .hasOnlyElementsOfType(JulToSlf4j.ForwardingHandler.class)
+        .hasSize(1);
+    Logger target = context.getLogger("dev.pubsubworker.jultest");
+    ListAppender<ILoggingEvent> events = new ListAppender<>();
+    events.setContext(context);
+    events.start();
+    target.addAppender(events);
+    try {
+      java.util.logging.Logger jul = java.util.logging.Logger.getLogger("dev.pubsubworker.jultest");
+      jul.log(java.util.logging.Level.WARNING, "disk {0} is full", "sda");
+      jul.log(java.util.logging.Level.SEVERE, "stream failed", new IllegalStateException("reset"));
+      jul.fine("below INFO: dropped by logback's level");
+
+      assertThat(events.list).hasSize(2);
+      assertThat(events.list.get(0).getLevel()).isEqualTo(Level.WARN);
+      assertThat(events.list.get(0).getFormattedMessage()).isEqualTo("disk sda is full");
+      assertThat(events.list.get(1).getLevel()).isEqualTo(Level.ERROR);
+      assertThat(events.list.get(1).getThrowableProxy().getMessage()).isEqualTo("reset");
+    } finally {
+      target.detachAppender(events);
+    }
+  }
+}

@@ -1,0 +1,79 @@
+package dev.pubsubworker.runtime.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.joran.JoranConfigurator;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.classic.spi.LoggingEvent;
+import ch.qos.logback.core.OutputStreamAppender;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pubsubworker.runtime.config.LogFormat;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/** The shipped {@code logback.xml}'s boot-time choice, and the run-time switch. */
+class LogFormatsTest {
+
+  @Test
+  void logback_xml_picks_the_format_from_the_system_property_at_boot() throws Exception {
+    assertThat(bootFormat("json")).isEqualTo(LogFormat.JSON);
+    assertThat(bootFormat("TEXT")).isEqualTo(LogFormat.TEXT);
+    assertThat(bootFormat("yaml")).as("unknown falls back to text").isEqualTo(LogFormat.TEXT);
+  }
+
+  @Test
+  void apply_switches_the_live_encoder_and_back() throws Exception {
+    LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+    WorkerLogEncoder encoder = consoleEncoder(context);
+    LogFormat before = encoder.getLogFormat();
+    try {
+      assertThat(LogFormats.apply(LogFormat.JSON)).isEqualTo(1);
+      LoggingEvent e =
+          new LoggingEvent(
+              Logger.class.getName(), context.getLogger("x"), Level.INFO, "hello", null, null);
+      String line = new String(encoder.encode(e), StandardCharsets.UTF_8);
+      assertThat(new ObjectMapper().readTree(line).get("message").asText()).isEqualTo("hello");
+
+      LogFormats.apply(LogFormat.TEXT);
+      line = new String(encoder.encode(e), StandardCharsets.UTF_8);
+      assertThat(line).contains("INFO  x [").endsWith("hello" + System.lineSeparator());
+    } finally {
+      encoder.setLogFormat(before);
+    }
+  }
+
+  /** Configures a fresh logger context from the shipped logback.xml with the property set. */
+  private static LogFormat bootFormat(String property) throws Exception {
+    String key = "pubsub-worker.logging.format";
+    String old = System.getProperty(key);
+    System.setProperty(key, property);
+    LoggerContext context = new LoggerContext();
+    try {
+      JoranConfigurator configurator = new JoranConfigurator();
+      configurator.setContext(context);
+      URL xml = LogFormatsTest.class.getClassLoader().getResource("logback.xml");
+      assertThat(xml.toString()).contains("classes/logback.xml");
+      configurator.doConfigure(xml);
+      return consoleEncoder(context).getLogFormat();
+    } finally {
+      context.stop();
+      if (old == null) {
+        System.clearProperty(key);
+      } else {
+        System.setProperty(key, old);
+      }
+    }
+  }
+
+  private static WorkerLogEncoder consoleEncoder(LoggerContext context) {
+    OutputStreamAppender<ILoggingEvent> console =
+        (OutputStreamAppender<ILoggingEvent>)
+            context.getLogger(Logger.ROOT_LOGGER_NAME).getAppender("CONSOLE");
+    return (WorkerLogEncoder) console.getEncoder();
+  }
+}

@@ -1,0 +1,264 @@
+package dev.pubsubworker.runtime.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.cloud.pubsub.v1.AckResponse;
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.runtime.pubsub.Outcome;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.MDC;
+
+/** {@link WorkerMetrics} on its own: names, zeros, attribution of guard events, never throwing. */
+class WorkerMetricsTest {
+
+  private final MeterRegistry registry = new SimpleMeterRegistry();
+  private final WorkerMetrics metrics = new WorkerMetrics(List.of("orders", "refunds"));
+
+  @AfterEach
+  void clearMdc() {
+    MDC.clear();
+  }
+
+  @Test
+  void every_configured_subscription_is_registered_at_zero_when_bound() {
+    metrics.bindTo(registry);
+    for (String sub : List.of("orders", "refunds")) {
+      assertThat(count(MetricNames.MESSAGES_RECEIVED, "subscription", sub)).isZero();
+      for (Outcome o : Outcome.values()) {
+        assertThat(
+                count(
+                    MetricNames.MESSAGES_SETTLED,
+                    "subscription",
+                    sub,
+                    "outcome",
+                    MetricNames.tagValue(o)))
+            .isZero();
+      }
+      for (AckResponse r : AckResponse.values()) {
+        assertThat(
+                count(
+                    MetricNames.ACK_RESPONSES,
+                    "subscription",
+                    sub,
+                    "response",
+                    MetricNames.tagValue(r)))
+            .isZero();
+      }
+      assertThat(registry.get(MetricNames.MESSAGES_IN_FLIGHT).tag("subscription", sub).gauge())
+          .isNotNull();
+      assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", sub)).isZero();
+      assertThat(count(MetricNames.LEASES_LOST, "subscription", sub, "cause", "fence-stale"))
+          .isZero();
+      assertThat(count(MetricNames.LEASES_LOST, "subscription", sub, "cause", "store-unreachable"))
+          .isZero();
+    }
+  }
+
+  @Test
+  void dispatch_events_are_counted_timed_and_gauged() {
+    metrics.bindTo(registry);
+    metrics.received("orders");
+    metrics.inFlight("orders", 1);
+    assertThat(registry.get(MetricNames.MESSAGES_IN_FLIGHT).tag("subscription", "orders").gauge())
+        .extracting(g -> g.value())
+        .isEqualTo(1.0);
+    metrics.settled("orders", Outcome.FENCED_OUT, Duration.ofMillis(30));
+    metrics.inFlight("orders", -1);
+    metrics.settled("orders", Outcome.ABANDONED, Duration.ZERO);
+    metrics.ackResponse("orders", AckResponse.PERMISSION_DENIED);
+
+    assertThat(count(MetricNames.MESSAGES_RECEIVED, "subscription", "orders")).isEqualTo(1);
+    assertThat(
+            count(MetricNames.MESSAGES_SETTLED, "subscription", "orders", "outcome", "fenced-out"))
+        .isEqualTo(1);
+    assertThat(
+            count(MetricNames.MESSAGES_SETTLED, "subscription", "orders", "outcome", "abandoned"))
+        .isEqualTo(1);
+    Timer handler =
+        registry
+            .get(MetricNames.HANDLER_DURATION)
+            .tags("subscription", "orders", "outcome", "fenced-out")
+            .timer();
+    assertThat(handler.count()).isEqualTo(1);
+    // An abandoned delivery has no handler time: no timer sample.
+    assertThat(
+            registry
+                .find(MetricNames.HANDLER_DURATION)
+                .tags("subscription", "orders", "outcome", "abandoned")
+                .timer())
+        .isNull();
+    assertThat(
+            registry
+                .get(MetricNames.MESSAGES_IN_FLIGHT)
+                .tag("subscription", "orders")
+                .gauge()
+                .value())
+        .isZero();
+    assertThat(
+            count(
+                MetricNames.ACK_RESPONSES,
+                "subscription",
+                "orders",
+                "response",
+                "permission-denied"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void guard_events_on_a_handler_thread_take_the_subscription_from_the_mdc() {
+    metrics.bindTo(registry);
+    MDC.put("subscription", "refunds");
+    metrics.claimed("k", 1, false);
+    metrics.claimed("k2", 4, true);
+    metrics.fencedOut("k", 1);
+    metrics.completeFailed("k2", 4, new IllegalStateException("store down"));
+    metrics.fingerprintMismatch("k3");
+
+    assertThat(count(MetricNames.GUARD_CLAIMS, "subscription", "refunds", "kind", "first"))
+        .isEqualTo(1);
+    assertThat(count(MetricNames.GUARD_CLAIMS, "subscription", "refunds", "kind", "reclaim"))
+        .isEqualTo(1);
+    assertThat(count(MetricNames.FENCED_OUT, "subscription", "refunds")).isEqualTo(1);
+    assertThat(count(MetricNames.COMPLETE_FAILED, "subscription", "refunds")).isEqualTo(1);
+    assertThat(count(MetricNames.FINGERPRINT_MISMATCHES, "subscription", "refunds")).isEqualTo(1);
+    assertThat(metrics.trackedClaims()).isZero();
+  }
+
+  @Test
+  void heartbeat_events_take_the_subscription_of_the_claim_and_unknown_claims_a_placeholder()
+      throws Exception {
+    metrics.bindTo(registry);
+    MDC.put("subscription", "orders");
+    metrics.claimed("k", 7, true);
+    MDC.clear();
+    // The heartbeat runs on another thread, without the MDC.
+    CompletableFuture.runAsync(
+            () -> {
+              metrics.leaseExtended("k", 7);
+              metrics.leaseLost("k", 7, GuardListener.LeaseLoss.STORE_UNREACHABLE);
+              metrics.leaseExtended("other", 1);
+            })
+        .get();
+    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", "orders")).isEqualTo(1);
+    assertThat(
+            count(MetricNames.LEASES_LOST, "subscription", "orders", "cause", "store-unreachable"))
+        .isEqualTo(1);
+    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", MetricNames.UNATTRIBUTED))
+        .isEqualTo(1);
+
+    MDC.put("subscription", "orders");
+    metrics.released("k", 7, true);
+    assertThat(metrics.trackedClaims()).isZero();
+  }
+
+  @Test
+  void the_claim_registry_is_bounded() {
+    metrics.bindTo(registry);
+    MDC.put("subscription", "orders");
+    for (int i = 0; i < WorkerMetrics.MAX_TRACKED_CLAIMS + 10; i++) {
+      metrics.claimed("k" + i, 1, false);
+    }
+    assertThat(metrics.trackedClaims()).isLessThanOrEqualTo(WorkerMetrics.MAX_TRACKED_CLAIMS);
+  }
+
+  @Test
+  void lock_store_calls_are_timed_by_verb_and_result() {
+    metrics.bindTo(registry);
+    metrics.backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(2), true);
+    metrics.backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(3), false);
+    metrics.lockStoreCall(MetricNames.INSPECT, Duration.ofMillis(1), true);
+    assertThat(
+            registry
+                .get(MetricNames.LOCK_STORE_CALLS)
+                .tags("verb", "claim", "result", "success")
+                .timer()
+                .count())
+        .isEqualTo(1);
+    assertThat(
+            registry
+                .get(MetricNames.LOCK_STORE_CALLS)
+                .tags("verb", "claim", "result", "failure")
+                .timer()
+                .count())
+        .isEqualTo(1);
+    assertThat(
+            registry
+                .get(MetricNames.LOCK_STORE_CALLS)
+                .tags("verb", "inspect", "result", "success")
+                .timer()
+                .count())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void no_listener_method_throws_not_even_on_nonsense_or_before_binding() {
+    assertThatCode(
+            () -> {
+              metrics.received("orders");
+              metrics.settled("orders", Outcome.PROCESSED, Duration.ofMillis(1));
+              metrics.backendCall(GuardListener.Verb.EXTEND, Duration.ofMillis(1), true);
+            })
+        .doesNotThrowAnyException();
+    metrics.bindTo(registry);
+    assertThat(count(MetricNames.MESSAGES_RECEIVED, "subscription", "orders")).isZero();
+    assertThatCode(
+            () -> {
+              metrics.received(null);
+              metrics.settled("orders", null, Duration.ofMillis(1));
+              metrics.settled("orders", Outcome.PROCESSED, null);
+              metrics.ackResponse("orders", null);
+              metrics.inFlight(null, 1);
+              metrics.leaseLost("k", 1, null);
+              metrics.backendCall(null, Duration.ofMillis(1), true);
+              metrics.lockStoreCall("claim", null, true);
+            })
+        .doesNotThrowAnyException();
+    // A null response counts as OTHER; a null handler time records no sample.
+    assertThat(count(MetricNames.ACK_RESPONSES, "subscription", "orders", "response", "other"))
+        .isEqualTo(1);
+    assertThat(
+            count(MetricNames.MESSAGES_SETTLED, "subscription", "orders", "outcome", "processed"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void a_second_registry_is_refused() {
+    metrics.bindTo(registry);
+    metrics.bindTo(registry);
+    assertThatThrownBy(() -> metrics.bindTo(new SimpleMeterRegistry()))
+        .isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void every_metric_name_has_the_prefix_and_tag_values_are_dashed() throws Exception {
+    for (Field f : MetricNames.class.getFields()) {
+      if (Modifier.isStatic(f.getModifiers())
+          && f.getType() == String.class
+          && f.getName().matches("[A-Z_]+")
+          && ((String) f.get(null)).contains(".")) {
+        assertThat((String) f.get(null)).as(f.getName()).startsWith(MetricNames.PREFIX);
+      }
+    }
+    assertThat(MetricNames.tagValue(Outcome.FINGERPRINT_REJECTED))
+        .isEqualTo("fingerprint-rejected");
+    assertThat(MetricNames.tagValue(AckResponse.FAILED_PRECONDITION))
+        .isEqualTo("failed-precondition");
+  }
+
+  private double count(String name, String... tags) {
+    Counter c = registry.get(name).tags(tags).counter();
+    return c.count();
+  }
+}
