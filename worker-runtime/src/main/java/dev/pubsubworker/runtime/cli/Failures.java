@@ -4,6 +4,7 @@ import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 
 /** Turns an exception into the one-line error and exit code every command shares. */
 final class Failures {
@@ -33,10 +34,17 @@ final class Failures {
     if (e instanceof InvalidConfigException) {
       return ExitCodes.BAD_CONFIG;
     }
-    if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
+    if (unavailable(e)) {
       return ExitCodes.UNAVAILABLE;
     }
     return ExitCodes.FAILURE;
+  }
+
+  /** A dependency (subscription, lock store, the HTTP port) that cannot be had right now. */
+  private static boolean unavailable(Throwable e) {
+    return e instanceof SubscriptionUnavailableException
+        || e instanceof LockBackendException
+        || e instanceof UncheckedIOException;
   }
 
   private static String cause(Throwable e) {

@@ -49,8 +49,7 @@ final class Health {
     List<String> reasons = new ArrayList<>();
     switch (worker.state()) {
       case NOT_STARTED -> reasons.add("subscribers not started yet");
-      case SUBSCRIBER_DOWN ->
-          reasons.add("not every subscriber is pulling (the worker is stopping or one is down)");
+      case SUBSCRIBER_DOWN -> reasons.add("a subscriber is not pulling");
       case STOPPING -> reasons.add("stopping");
       case FAILED ->
           reasons.add(

@@ -13,12 +13,9 @@ interface WorkerStatus {
     NOT_STARTED,
     /** Every subscriber is pulling. */
     RUNNING,
-    /**
-     * Started, but a subscriber is not running: the stop has stopped it (a worker does not say it
-     * is stopping once its subscribers are down), or it is failing.
-     */
+    /** Started and not stopping, but a subscriber is not running: it is failing. */
     SUBSCRIBER_DOWN,
-    /** A graceful stop is under way and the subscribers have not stopped yet. */
+    /** A graceful stop is under way (or done). */
     STOPPING,
     /** A subscriber failed and the worker stopped itself. */
     FAILED
@@ -41,11 +38,10 @@ interface WorkerStatus {
         if (subs.isEmpty()) {
           return State.NOT_STARTED;
         }
-        if (worker.isReady()) {
-          return State.RUNNING;
+        if (worker.isStopping()) {
+          return State.STOPPING;
         }
-        // isReady() is false while stopping or while a subscriber is down.
-        return subs.get().allRunning() ? State.STOPPING : State.SUBSCRIBER_DOWN;
+        return worker.isReady() ? State.RUNNING : State.SUBSCRIBER_DOWN;
       }
 
       @Override

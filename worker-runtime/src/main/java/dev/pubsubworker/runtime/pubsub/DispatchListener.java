@@ -12,7 +12,10 @@ public interface DispatchListener {
   /** A message arrived on {@code subscription}. */
   default void received(String subscription) {}
 
-  /** A message was settled with {@code outcome}; {@code handlerTime} is zero if it did not run. */
+  /**
+   * A message was settled with {@code outcome}; {@code handlerTime} is the time from receipt to
+   * settling (guard calls included), zero for a delivery abandoned at shutdown.
+   */
   default void settled(String subscription, Outcome outcome, Duration handlerTime) {}
 
   /** The number of messages of {@code subscription} whose handling is in progress changed. */

@@ -183,6 +183,11 @@ public final class Worker {
     return subs != null && !stopping.get() && subs.allRunning();
   }
 
+  /** Whether a stop has begun (by {@link #stop()}, a signal, or a subscriber's failure). */
+  public boolean isStopping() {
+    return stopping.get();
+  }
+
   /** Why the worker stopped on its own, if it did. */
   public Optional<Throwable> failure() {
     return Optional.ofNullable(failure.get());

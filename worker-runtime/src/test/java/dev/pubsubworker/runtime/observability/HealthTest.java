@@ -57,9 +57,7 @@ class HealthTest {
   void not_ready_while_a_subscriber_is_down_or_the_worker_stops_or_failed() {
     store.answered();
     worker.state = WorkerStatus.State.SUBSCRIBER_DOWN;
-    assertThat(health.readiness().text())
-        .isEqualTo(
-            "not ready: not every subscriber is pulling (the worker is stopping or one is down)");
+    assertThat(health.readiness().text()).isEqualTo("not ready: a subscriber is not pulling");
     worker.state = WorkerStatus.State.STOPPING;
     assertThat(health.readiness().text()).isEqualTo("not ready: stopping");
     worker.state = WorkerStatus.State.FAILED;

@@ -37,9 +37,10 @@ class RunCommandHttpPortTest {
       int code =
           WorkerCli.execute(
               new String[] {"run", "--config", config.toString()},
+              new java.io.BufferedReader(new java.io.StringReader("")),
               new PrintWriter(out, true),
               new PrintWriter(err, true));
-      assertThat(code).isNotZero();
+      assertThat(code).isEqualTo(3);
       assertThat(err.toString())
           .startsWith("error: ")
           .contains(
