@@ -24,7 +24,13 @@ import net.jqwik.api.Property;
 import net.jqwik.api.PropertyDefaults;
 import net.jqwik.api.Provide;
 import net.jqwik.api.Tuple;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterContainer;
+import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.PropagationMode;
+import net.jqwik.api.lifecycle.PropertyLifecycleContext;
+import net.jqwik.api.lifecycle.SkipExecutionHook;
+import org.opentest4j.TestAbortedException;
 
 /**
  * A model-based property test every backend passes: random sequences of claim, complete, release,
@@ -39,10 +45,44 @@ import net.jqwik.api.lifecycle.AfterContainer;
  *
  * <p>A backend's test extends this class and supplies a {@link BackendFixture}; a slow store may
  * lower the number of tries with {@code @PropertyDefaults(tries = N)} on its subclass. The fixture
- * is created once per concrete class and closed after its container.
+ * is created once per concrete class, before its property, and closed after its container.
  */
 @PropertyDefaults(tries = 60)
+@AddLifecycleHook(LockBackendModelContract.FixtureAvailability.class)
 public abstract class LockBackendModelContract {
+
+  /**
+   * Opens the fixture before a property runs and skips the property when the fixture aborts (the
+   * JUnit way of saying "this service is not here"). jqwik would otherwise count an abort inside a
+   * property as a rejected try and fail it.
+   */
+  public static final class FixtureAvailability implements SkipExecutionHook {
+    @Override
+    public PropagationMode propagateTo() {
+      return PropagationMode.ALL_DESCENDANTS;
+    }
+
+    @Override
+    public SkipResult shouldBeSkipped(LifecycleContext context) {
+      if (!(context instanceof PropertyLifecycleContext)) {
+        return SkipResult.doNotSkip();
+      }
+      Class<?> container = context.optionalContainerClass().orElse(null);
+      if (container == null || !LockBackendModelContract.class.isAssignableFrom(container)) {
+        return SkipResult.doNotSkip();
+      }
+      try {
+        ((LockBackendModelContract) context.newInstance(container)).openFixture();
+      } catch (TestAbortedException e) {
+        return SkipResult.skip(e.getMessage());
+      } catch (RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new IllegalStateException("could not create the backend fixture", e);
+      }
+      return SkipResult.doNotSkip();
+    }
+  }
 
   private static final Map<Class<?>, BackendFixture> FIXTURES = new ConcurrentHashMap<>();
   private static final int KEYS = 2;
@@ -57,16 +97,19 @@ public abstract class LockBackendModelContract {
     FIXTURES.clear();
   }
 
+  /**
+   * Opens the fixture (once per concrete class). Called by {@link FixtureAvailability} before the
+   * property, so that a fixture that cannot be had (a service that is unavailable) skips the
+   * property on a laptop and fails it under {@code CI=true}, as it does any other test.
+   */
+  final void openFixture() throws Exception {
+    if (!FIXTURES.containsKey(getClass())) {
+      FIXTURES.put(getClass(), createFixture());
+    }
+  }
+
   private BackendFixture fixture() {
-    return FIXTURES.computeIfAbsent(
-        getClass(),
-        c -> {
-          try {
-            return createFixture();
-          } catch (Exception e) {
-            throw new IllegalStateException("could not create the backend fixture", e);
-          }
-        });
+    return FIXTURES.get(getClass());
   }
 
   /** One step of a sequence. */
