@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigResolveOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -70,7 +71,10 @@ class SampleConfigsTest {
     Config gke = ConfigFactory.parseFile(ROOT.resolve("config/gke-datastore.conf").toFile());
     long shutdownGrace = gke.getDuration("pubsub-worker.shutdown-grace").toSeconds();
     assertThat(terminationGrace).isGreaterThan((int) shutdownGrace);
-    Config reference = ConfigFactory.defaultReference();
+    // The default itself, not this JVM's environment (surefire sets PUBSUB_WORKER_HTTP_PORT=0).
+    Config reference =
+        ConfigFactory.parseResources(WorkerCli.class.getClassLoader(), "reference.conf")
+            .resolve(ConfigResolveOptions.noSystem());
     assertThat(reference.getInt("pubsub-worker.observability.http-port")).isEqualTo(8080);
   }
 }

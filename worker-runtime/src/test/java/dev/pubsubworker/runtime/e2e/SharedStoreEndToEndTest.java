@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
 import dev.pubsubworker.testkit.services.TestServices;
 import java.time.Duration;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SqlDatabase;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;

@@ -18,6 +18,7 @@ import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.store.LockStore;
+import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
 import dev.pubsubworker.testkit.services.TestServices;

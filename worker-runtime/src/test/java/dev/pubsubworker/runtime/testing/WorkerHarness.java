@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.e2e;
+package dev.pubsubworker.runtime.testing;
 
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.api.Handlers;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.api.WorkerPlugin;
+import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
@@ -18,26 +19,35 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 
 /**
  * Runs real workers against Google's Pub/Sub emulator on a fresh topic and subscription: builds the
  * HOCON a deployment would write, installs the test's handler as a plugin, and stops every worker
- * at the end.
+ * at the end. Shared by the runtime's end-to-end and observability tests.
  */
-final class WorkerHarness implements AutoCloseable {
+public final class WorkerHarness implements AutoCloseable {
 
-  final PubSubEmulator pubsub = TestServices.pubsub();
-  final SubscriptionFixture fixture;
+  /** The emulator. */
+  public final PubSubEmulator pubsub = TestServices.pubsub();
+
+  /** The fresh topic and subscription. */
+  public final SubscriptionFixture fixture;
+
   private final List<Worker> workers = new ArrayList<>();
 
-  WorkerHarness(SubscriptionSpec spec) {
+  /** Creates a topic and a subscription as {@code spec} says. */
+  public WorkerHarness(SubscriptionSpec spec) {
     fixture = pubsub.createSubscription(spec);
   }
 
-  /** The HOCON of a worker on this harness's subscription, with extra settings appended. */
-  String config(String subscriptionSettings, String extra) {
-    return """
+  /**
+   * The settings of a worker whose subscription {@code test} (on this harness's subscription) runs
+   * handler {@code test}, with {@code subscriptionSettings} inside the subscription and {@code
+   * extra} appended at top level.
+   */
+  public WorkerConfig config(String subscriptionSettings, String extra) {
+    String hocon =
+        """
         pubsub-worker {
           project-id = "%s"
           pubsub-emulator-host = "%s"
@@ -52,25 +62,31 @@ final class WorkerHarness implements AutoCloseable {
         }
         %s
         """
-        .formatted(
-            pubsub.projectId(),
-            pubsub.hostPort(),
-            fixture.subscription().getSubscription(),
-            subscriptionSettings,
-            extra);
+            .formatted(
+                pubsub.projectId(),
+                pubsub.hostPort(),
+                fixture.subscription().getSubscription(),
+                subscriptionSettings,
+                extra);
+    return WorkerConfig.load(
+        ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
   }
 
   /** Builds (without starting) a worker whose {@code test} handler is {@code handler}. */
-  Worker create(
+  public Worker create(
       String subscriptionSettings,
       String extra,
       MessageHandler handler,
       List<DispatchListener> listeners) {
-    WorkerConfig config =
-        WorkerConfig.load(
-            ConfigFactory.parseString(config(subscriptionSettings, extra))
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
+    return create(config(subscriptionSettings, extra), handler, List.of(), listeners);
+  }
+
+  /** Builds (without starting) a worker on {@code config} with the given listeners. */
+  public Worker create(
+      WorkerConfig config,
+      MessageHandler handler,
+      List<GuardListener> guardListeners,
+      List<DispatchListener> dispatchListeners) {
     WorkerPlugin plugin =
         new WorkerPlugin() {
           @Override
@@ -87,22 +103,15 @@ final class WorkerHarness implements AutoCloseable {
         Worker.create(
             config,
             List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())),
-            List.of(),
-            listeners,
-            UnaryOperator.identity());
+            guardListeners,
+            dispatchListeners,
+            config.logging().keyFormat().renderer());
     workers.add(worker);
     return worker;
   }
 
-  /** Builds and starts a worker. */
-  Worker start(String subscriptionSettings, MessageHandler handler) {
-    Worker w = create(subscriptionSettings, "", handler, List.of());
-    w.start();
-    return w;
-  }
-
   /** Publishes {@code data} with attributes; returns the message id. */
-  String publish(String data, Map<String, String> attributes) {
+  public String publish(String data, Map<String, String> attributes) {
     return pubsub.publish(
         fixture.topic(),
         PubsubMessage.newBuilder()
@@ -111,6 +120,7 @@ final class WorkerHarness implements AutoCloseable {
             .build());
   }
 
+  /** Stops every worker this harness built. */
   @Override
   public void close() {
     for (Worker w : workers) {
