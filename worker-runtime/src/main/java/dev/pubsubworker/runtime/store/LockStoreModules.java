@@ -13,6 +13,7 @@ import dev.pubsubworker.runtime.config.SqlStoreConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
  * Picks the module of the configured lock store and turns its settings into the backend's own, so
@@ -57,30 +58,14 @@ public final class LockStoreModules {
     }
     set(problems, "redis.command-timeout", () -> b.commandTimeout(c.commandTimeout()));
     set(problems, "redis.connect-timeout", () -> b.connectTimeout(c.connectTimeout()));
-    if (!problems.isEmpty()) {
-      return null;
-    }
-    try {
-      return b.build();
-    } catch (IllegalArgumentException e) {
-      problems.add(new ConfigProblem(PATH + "redis", e.getMessage(), ""));
-      return null;
-    }
+    return build(problems, "redis", b::build);
   }
 
   private static SqlLockBackendSettings sql(SqlStoreConfig c, List<ConfigProblem> problems) {
     SqlLockBackendSettings.Builder b = SqlLockBackendSettings.newBuilder();
     set(problems, "sql.table", () -> b.tableName(c.table()));
     set(problems, "sql.create-table", () -> b.createTableIfMissing(c.createTable()));
-    if (!problems.isEmpty()) {
-      return null;
-    }
-    try {
-      return b.build();
-    } catch (IllegalArgumentException e) {
-      problems.add(new ConfigProblem(PATH + "sql", e.getMessage(), ""));
-      return null;
-    }
+    return build(problems, "sql", b::build);
   }
 
   private static DatastoreLockSettings datastore(
@@ -96,13 +81,21 @@ public final class LockStoreModules {
     if (!c.emulatorHost().isEmpty()) {
       set(problems, "datastore.emulator-host", () -> b.setEmulatorHost(c.emulatorHost()));
     }
+    return build(problems, "datastore", b::build);
+  }
+
+  /**
+   * Builds the backend's settings once every setting was accepted, recording a refusal of the
+   * combination under {@code path}; null when there are problems (the caller throws them).
+   */
+  private static <T> T build(List<ConfigProblem> problems, String path, Supplier<T> builder) {
     if (!problems.isEmpty()) {
       return null;
     }
     try {
-      return b.build();
+      return builder.get();
     } catch (IllegalArgumentException e) {
-      problems.add(new ConfigProblem(PATH + "datastore", e.getMessage(), ""));
+      problems.add(new ConfigProblem(PATH + path, e.getMessage(), ""));
       return null;
     }
   }

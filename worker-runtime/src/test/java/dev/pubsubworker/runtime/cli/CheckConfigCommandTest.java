@@ -71,6 +71,34 @@ class CheckConfigCommandTest {
   }
 
   @Test
+  void settings_the_lock_store_refuses_are_config_problems_with_their_path() throws IOException {
+    Path sql =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              lock-store { type = sql, sql.table = "locks; DROP TABLE x" }
+              subscriptions { orders { handler = orders } }
+            }
+            """);
+    CliRun bad = CliRun.of("check-config", "--config", sql.toString());
+    assertThat(bad.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(bad.err()).contains("pubsub-worker.lock-store.sql.table: ").doesNotContain("\tat ");
+    Path redis =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              lock-store { type = redis, redis.uri = "http://redis:6379" }
+              subscriptions { orders { handler = orders } }
+            }
+            """);
+    CliRun badUri = CliRun.of("check-config", "--config", redis.toString());
+    assertThat(badUri.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(badUri.err()).contains("pubsub-worker.lock-store.redis.uri: ");
+  }
+
+  @Test
   void an_unknown_handler_names_the_handlers_that_exist() throws IOException {
     Path file =
         write("pubsub-worker { project-id = shop, subscriptions { o { handler = ordrs } } }");
