@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.runtime.testing.CliProcess;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
@@ -58,16 +59,7 @@ class RunCommandObservabilityProcessTest {
                 pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
     int port = freePort();
     Path log = dir.resolve("worker.log");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
-    command.add("dev.pubsubworker.runtime.cli.WorkerCli");
-    command.add("run");
-    command.add("--config");
-    command.add(config.toString());
-    ProcessBuilder builder =
-        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
+    ProcessBuilder builder = CliProcess.builder(log, "run", "--config", config.toString());
     builder.environment().put("PUBSUB_WORKER_LOG_FORMAT", "json");
     builder.environment().put("PUBSUB_WORKER_HTTP_PORT", Integer.toString(port));
     Process worker = builder.start();

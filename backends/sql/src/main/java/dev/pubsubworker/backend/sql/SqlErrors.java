@@ -74,23 +74,23 @@ final class SqlErrors {
   /** The exception, its SQLException causes and its chained exceptions, at most 16 of them. */
   private static List<SQLException> chain(SQLException e) {
     List<SQLException> all = new ArrayList<>();
-    ArrayDeque<SQLException> todo = new ArrayDeque<>();
-    todo.add(e);
-    while (!todo.isEmpty() && all.size() < 16) {
-      SQLException s = todo.poll();
+    ArrayDeque<SQLException> pending = new ArrayDeque<>();
+    pending.add(e);
+    while (!pending.isEmpty() && all.size() < 16) {
+      SQLException s = pending.poll();
       if (all.contains(s)) {
         continue;
       }
       all.add(s);
       if (s.getNextException() != null) {
-        todo.add(s.getNextException());
+        pending.add(s.getNextException());
       }
       Throwable cause = s.getCause();
       while (cause != null && !(cause instanceof SQLException)) {
         cause = cause.getCause() == cause ? null : cause.getCause();
       }
       if (cause != null) {
-        todo.add((SQLException) cause);
+        pending.add((SQLException) cause);
       }
     }
     return all;
