@@ -13,10 +13,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -94,11 +96,18 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
   private static final String CLAIMED = LockState.CLAIMED.name();
   private static final String DONE = LockState.DONE.name();
 
+  /**
+   * Where a driver runs the work of applying a network timeout: on the calling thread (the
+   * supported drivers only set a socket option).
+   */
+  private static final Executor DIRECT = Runnable::run;
+
   private final DataSource dataSource;
   private final SqlLockBackendSettings settings;
   private final SqlDialect dialect;
   private final SqlStatements sql;
   private final String namespace;
+  private final int socketTimeoutMillis;
 
   private SqlLockBackend(
       DataSource dataSource, SqlLockBackendSettings settings, SqlDialect dialect) {
@@ -107,6 +116,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     this.dialect = dialect;
     this.sql = new SqlStatements(dialect, settings.tableName());
     this.namespace = "SQL table '" + settings.tableName() + "' (" + dialect + ")";
+    this.socketTimeoutMillis = (int) settings.socketTimeout().toMillis();
   }
 
   /**
@@ -138,6 +148,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     if (dialect == null || settings.createTableIfMissing()) {
       String table = settings.tableName();
       try (Connection c = dataSource.getConnection()) {
+        setNetworkTimeout(c, (int) settings.socketTimeout().toMillis());
         if (dialect == null) {
           dialect = SqlDialect.detect(c.getMetaData()).orElseThrow(() -> unsupported(c, table));
           log.debug("SQL table '{}': detected dialect {}", table, dialect);
@@ -242,7 +253,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
           SqlTemplate.Params p =
               params(claim.key()).set("ttl", ttlMillis).set("fence", claim.fence());
           if (sql.complete != null) {
-            try (PreparedStatement ps = sql.complete.prepare(c, p);
+            try (PreparedStatement ps = prepare(c, sql.complete, p);
                 ResultSet rs = ps.executeQuery()) {
               return rs.next() && rs.getBoolean(1);
             }
@@ -309,7 +320,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     return execute(
         "inspect",
         c -> {
-          try (PreparedStatement ps = sql.inspect.prepare(c, params(key));
+          try (PreparedStatement ps = prepare(c, sql.inspect, params(key));
               ResultSet rs = ps.executeQuery()) {
             if (!rs.next()) {
               return Optional.empty();
@@ -413,10 +424,15 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
       throw failure(verb, e);
     }
     try {
+      // Our statements (beginning, DONE, commit) are bounded by the socket timeout; the work's own
+      // run with the pool's network timeout, as they would on any other connection of the pool.
+      int poolNetworkTimeout = networkTimeoutOf(c);
+      boundSocket(c);
       autoCommit = c.getAutoCommit();
       if (autoCommit) {
         c.setAutoCommit(false);
       }
+      setNetworkTimeout(c, poolNetworkTimeout);
     } catch (SQLException e) {
       closeQuietly(c, e);
       throw failure(verb, e);
@@ -428,10 +444,17 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
         value = body.run(work.proxy());
       } catch (Throwable t) {
         work.end();
+        boundSocketQuietly(c, t);
         rollbackQuietly(c, t);
         throw t;
       }
       work.end();
+      try {
+        boundSocket(c);
+      } catch (SQLException e) {
+        rollbackQuietly(c, e);
+        throw failure(verb + " (bounding the connection; the work's writes were rolled back)", e);
+      }
       int marked;
       try {
         marked =
@@ -494,7 +517,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
    */
   private ClaimResult claimInOneStatement(Connection c, ClaimRequest r) throws SQLException {
     for (int round = 0; round < MAX_RACE_ROUNDS; round++) {
-      try (PreparedStatement ps = sql.claim.prepare(c, claimParams(r));
+      try (PreparedStatement ps = prepare(c, sql.claim, claimParams(r));
           ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           log.debug("claim on {}: the key was inserted concurrently; asking again", namespace);
@@ -521,7 +544,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
 
   /** MariaDB: one upsert that returns the row as it now stands; this token on CLAIMED means won. */
   private ClaimResult claimInOneMariaDbStatement(Connection c, ClaimRequest r) throws SQLException {
-    try (PreparedStatement ps = sql.claim.prepare(c, claimParams(r));
+    try (PreparedStatement ps = prepare(c, sql.claim, claimParams(r));
         ResultSet rs = ps.executeQuery()) {
       if (!rs.next()) {
         throw new SQLException("INSERT ... RETURNING returned no row");
@@ -556,7 +579,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
       long expiresAt;
       String token;
       String fingerprint;
-      try (PreparedStatement ps = sql.claimRead.prepare(c, params(r.key()));
+      try (PreparedStatement ps = prepare(c, sql.claimRead, params(r.key()));
           ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new SQLException("the clock query returned no row");
@@ -682,6 +705,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
   private <R> R execute(String verb, SqlCall<R> call) {
     for (int attempt = 0; ; attempt++) {
       try (Connection c = dataSource.getConnection()) {
+        boundSocket(c);
         if (!c.getAutoCommit()) {
           c.setAutoCommit(true);
         }
@@ -704,16 +728,53 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
   }
 
   private StateAndFence readState(Connection c, String key) throws SQLException {
-    try (PreparedStatement ps = sql.readState.prepare(c, params(key));
+    try (PreparedStatement ps = prepare(c, sql.readState, params(key));
         ResultSet rs = ps.executeQuery()) {
       return rs.next() ? new StateAndFence(rs.getString("state"), rs.getLong("fence")) : null;
     }
   }
 
-  private static int update(Connection c, SqlTemplate template, SqlTemplate.Params p)
-      throws SQLException {
-    try (PreparedStatement ps = template.prepare(c, p)) {
+  private int update(Connection c, SqlTemplate template, SqlTemplate.Params p) throws SQLException {
+    try (PreparedStatement ps = prepare(c, template, p)) {
       return ps.executeUpdate();
+    }
+  }
+
+  /** Prepares one of this backend's statements, bounded by the statement timeout. */
+  private PreparedStatement prepare(Connection c, SqlTemplate template, SqlTemplate.Params p)
+      throws SQLException {
+    PreparedStatement ps = template.prepare(c, p);
+    try {
+      ps.setQueryTimeout(settings.statementTimeoutSeconds());
+      return ps;
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
+    }
+  }
+
+  /**
+   * Bounds every wait for the database's bytes on {@code c} by the socket timeout. A driver that
+   * cannot (none of the supported ones) leaves it to the pool's own settings.
+   */
+  private void boundSocket(Connection c) throws SQLException {
+    setNetworkTimeout(c, socketTimeoutMillis);
+  }
+
+  private static void setNetworkTimeout(Connection c, int millis) throws SQLException {
+    try {
+      c.setNetworkTimeout(DIRECT, millis);
+    } catch (SQLFeatureNotSupportedException e) {
+      log.debug("the JDBC driver has no network timeout; the pool's settings apply");
+    }
+  }
+
+  /** The connection's network timeout in milliseconds, 0 for none (or a driver without one). */
+  private static int networkTimeoutOf(Connection c) throws SQLException {
+    try {
+      return c.getNetworkTimeout();
+    } catch (SQLFeatureNotSupportedException e) {
+      return 0;
     }
   }
 
@@ -750,6 +811,14 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
       throw new IllegalArgumentException(name + " must be >= 1ms, but was " + d);
     }
     return ms;
+  }
+
+  private void boundSocketQuietly(Connection c, Throwable primary) {
+    try {
+      boundSocket(c);
+    } catch (SQLException e) {
+      primary.addSuppressed(e);
+    }
   }
 
   private void rollbackQuietly(Connection c, Throwable primary) {

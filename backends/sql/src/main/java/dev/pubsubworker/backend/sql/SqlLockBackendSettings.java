@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.sql;
 
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
@@ -32,6 +33,34 @@ public final class SqlLockBackendSettings {
 
   /** The most transient retries accepted: {@value}. */
   public static final int MAX_TRANSIENT_RETRIES = 10;
+
+  /** {@link #DEFAULT_STATEMENT_TIMEOUT} in seconds: {@value}. */
+  public static final int DEFAULT_STATEMENT_TIMEOUT_SECONDS = 5;
+
+  /**
+   * Default bound on one statement of a verb: {@value #DEFAULT_STATEMENT_TIMEOUT_SECONDS} seconds,
+   * the same as the Redis store's command timeout. A verb's statements take milliseconds; 5 s only
+   * trips on a database that is stuck (lock waits, an overloaded server), and frees the handler
+   * long before a message's ack deadline.
+   */
+  public static final Duration DEFAULT_STATEMENT_TIMEOUT =
+      Duration.ofSeconds(DEFAULT_STATEMENT_TIMEOUT_SECONDS);
+
+  /** {@link #DEFAULT_SOCKET_TIMEOUT} in seconds: {@value}. */
+  public static final int DEFAULT_SOCKET_TIMEOUT_SECONDS = 7;
+
+  /**
+   * Default bound on one wait for the database's bytes on a verb's connection: {@value
+   * #DEFAULT_SOCKET_TIMEOUT_SECONDS} seconds, the statement timeout plus 2 s, so that a slow
+   * statement is cancelled by the server first (the connection stays usable) and the socket timeout
+   * only fires when the database or the network stopped answering altogether (the connection is
+   * then discarded).
+   */
+  public static final Duration DEFAULT_SOCKET_TIMEOUT =
+      Duration.ofSeconds(DEFAULT_SOCKET_TIMEOUT_SECONDS);
+
+  /** The longest statement or socket timeout accepted: {@value #MAX_TIMEOUT_SECONDS} seconds. */
+  public static final int MAX_TIMEOUT_SECONDS = 3600;
 
   private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
 
@@ -126,6 +155,8 @@ public final class SqlLockBackendSettings {
   private final SqlDialect dialect;
   private final boolean createTableIfMissing;
   private final int transientRetries;
+  private final Duration statementTimeout;
+  private final Duration socketTimeout;
   private final LongSupplier clockOffsetMillis;
 
   private SqlLockBackendSettings(Builder b) {
@@ -133,10 +164,16 @@ public final class SqlLockBackendSettings {
     this.dialect = b.dialect;
     this.createTableIfMissing = b.createTableIfMissing;
     this.transientRetries = b.transientRetries;
+    this.statementTimeout = b.statementTimeout;
+    this.socketTimeout = b.socketTimeout;
     this.clockOffsetMillis = b.clockOffsetMillis;
   }
 
-  /** The defaults: table {@value #DEFAULT_TABLE_NAME}, dialect detected, no auto-create. */
+  /**
+   * The defaults: table {@value #DEFAULT_TABLE_NAME}, dialect detected, no auto-create, statement
+   * timeout {@value #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s, socket timeout {@value
+   * #DEFAULT_SOCKET_TIMEOUT_SECONDS} s.
+   */
   public static SqlLockBackendSettings defaults() {
     return DEFAULTS;
   }
@@ -153,6 +190,8 @@ public final class SqlLockBackendSettings {
     b.dialect = dialect;
     b.createTableIfMissing = createTableIfMissing;
     b.transientRetries = transientRetries;
+    b.statementTimeout = statementTimeout;
+    b.socketTimeout = socketTimeout;
     b.clockOffsetMillis = clockOffsetMillis;
     return b;
   }
@@ -178,6 +217,29 @@ public final class SqlLockBackendSettings {
   }
 
   /**
+   * How long one statement of a verb may run before the driver cancels it ({@link
+   * java.sql.Statement#setQueryTimeout}); the verb then fails with a {@link
+   * dev.pubsubworker.core.LockBackendException}.
+   */
+  public Duration statementTimeout() {
+    return statementTimeout;
+  }
+
+  /** {@link #statementTimeout()} in JDBC's unit, whole seconds (rounded up). */
+  int statementTimeoutSeconds() {
+    return (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
+  }
+
+  /**
+   * How long a verb's connection waits for the database's next bytes before it gives the connection
+   * up ({@link java.sql.Connection#setNetworkTimeout}); the verb then fails with a {@link
+   * dev.pubsubworker.core.LockBackendException}.
+   */
+  public Duration socketTimeout() {
+    return socketTimeout;
+  }
+
+  /**
    * The test-only clock offset in milliseconds, added to the database's clock in every statement.
    */
   public LongSupplier clockOffsetMillis() {
@@ -194,6 +256,10 @@ public final class SqlLockBackendSettings {
         + createTableIfMissing
         + ", transientRetries="
         + transientRetries
+        + ", statementTimeout="
+        + statementTimeout
+        + ", socketTimeout="
+        + socketTimeout
         + "}";
   }
 
@@ -255,6 +321,8 @@ public final class SqlLockBackendSettings {
     private SqlDialect dialect;
     private boolean createTableIfMissing;
     private int transientRetries = DEFAULT_TRANSIENT_RETRIES;
+    private Duration statementTimeout = DEFAULT_STATEMENT_TIMEOUT;
+    private Duration socketTimeout = DEFAULT_SOCKET_TIMEOUT;
     private LongSupplier clockOffsetMillis = () -> 0L;
 
     private Builder() {}
@@ -308,6 +376,41 @@ public final class SqlLockBackendSettings {
     }
 
     /**
+     * How long one statement of a verb may run before the driver cancels it, with {@link
+     * java.sql.Statement#setQueryTimeout} (PostgreSQL sends a cancel request, MariaDB runs the
+     * statement under {@code max_statement_time}, H2 checks it while running). The verb then fails
+     * with a {@link dev.pubsubworker.core.LockBackendException} carrying the driver's exception,
+     * and is not retried. JDBC counts whole seconds: a fraction is rounded up. It bounds this
+     * backend's own statements only, never those a transactional-mode work runs. Default {@value
+     * #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s.
+     *
+     * @throws IllegalArgumentException if not between 1 s and {@value #MAX_TIMEOUT_SECONDS} s
+     */
+    public Builder statementTimeout(Duration value) {
+      this.statementTimeout = requireTimeout("statementTimeout", value);
+      return this;
+    }
+
+    /**
+     * How long a verb's connection waits for the database's next bytes before it is given up, with
+     * {@link java.sql.Connection#setNetworkTimeout} (a socket read timeout): what frees a handler
+     * when the database or the network stops answering altogether, where a statement timeout cannot
+     * (its cancel request does not get through either). The connection is then closed and the verb
+     * fails with a {@link dev.pubsubworker.core.LockBackendException}. Set while this backend's own
+     * statements run (claim, complete, release, extend, the admin verbs, and the DONE update and
+     * commit of the transactional mode); while a transactional-mode work runs, the connection has
+     * the pool's own network timeout. Must not be shorter than {@link #statementTimeout}, so that a
+     * slow statement is cancelled (and its connection kept) before its socket gives up. Default
+     * {@value #DEFAULT_SOCKET_TIMEOUT_SECONDS} s.
+     *
+     * @throws IllegalArgumentException if not between 1 s and {@value #MAX_TIMEOUT_SECONDS} s
+     */
+    public Builder socketTimeout(Duration value) {
+      this.socketTimeout = requireTimeout("socketTimeout", value);
+      return this;
+    }
+
+    /**
      * <b>For tests only.</b> An offset in milliseconds added to the database's clock in every
      * statement, read once per statement and bound as a parameter, so a test can move the backend's
      * clock forward without sleeping (the contract suites' {@code advanceClock}). Default: zero.
@@ -318,9 +421,31 @@ public final class SqlLockBackendSettings {
       return this;
     }
 
-    /** Builds the settings. */
+    /**
+     * Builds the settings.
+     *
+     * @throws IllegalArgumentException if the socket timeout is shorter than the statement timeout
+     */
     public SqlLockBackendSettings build() {
+      if (socketTimeout.compareTo(statementTimeout) < 0) {
+        throw new IllegalArgumentException(
+            "socketTimeout must not be shorter than statementTimeout ("
+                + statementTimeout.toMillis()
+                + "ms), but was "
+                + socketTimeout.toMillis()
+                + "ms");
+      }
       return new SqlLockBackendSettings(this);
+    }
+
+    private static Duration requireTimeout(String name, Duration value) {
+      Objects.requireNonNull(value, name);
+      if (value.compareTo(Duration.ofSeconds(1)) < 0
+          || value.compareTo(Duration.ofSeconds(MAX_TIMEOUT_SECONDS)) > 0) {
+        throw new IllegalArgumentException(
+            name + " must be 1s.." + MAX_TIMEOUT_SECONDS + "s, but was " + value.toMillis() + "ms");
+      }
+      return value;
     }
   }
 }
