@@ -9,6 +9,11 @@ import java.time.Duration;
  * @param httpHost the address it binds to
  * @param lockStoreProbeInterval how often readiness reads the lock store
  * @param lockStoreStaleAfter how long without an answer from the lock store makes /readyz fail
+ * @param lockStoreStuckAfter how long one lock-store call may be in progress before /healthz fails
  */
 public record ObservabilityConfig(
-    int httpPort, String httpHost, Duration lockStoreProbeInterval, Duration lockStoreStaleAfter) {}
+    int httpPort,
+    String httpHost,
+    Duration lockStoreProbeInterval,
+    Duration lockStoreStaleAfter,
+    Duration lockStoreStuckAfter) {}

@@ -1,5 +1,7 @@
 package dev.pubsubworker.runtime.config;
 
+import java.time.Duration;
+
 /**
  * {@code pubsub-worker.lock-store.sql}.
  *
@@ -9,6 +11,9 @@ package dev.pubsubworker.runtime.config;
  * @param table the lock table's name
  * @param createTable whether to create the table if it is missing
  * @param maximumPoolSize the connection pool's size
+ * @param statementTimeout how long one of the store's statements may run before it is cancelled
+ * @param socketTimeout how long a connection waits for the database's next bytes
+ * @param connectTimeout how long getting a connection (from the pool, or a new one) may take
  */
 public record SqlStoreConfig(
     String jdbcUrl,
@@ -16,7 +21,10 @@ public record SqlStoreConfig(
     String password,
     String table,
     boolean createTable,
-    int maximumPoolSize) {
+    int maximumPoolSize,
+    Duration statementTimeout,
+    Duration socketTimeout,
+    Duration connectTimeout) {
 
   /** Never prints the password. */
   @Override
@@ -33,6 +41,12 @@ public record SqlStoreConfig(
         + createTable
         + ", maximumPoolSize="
         + maximumPoolSize
+        + ", statementTimeout="
+        + statementTimeout
+        + ", socketTimeout="
+        + socketTimeout
+        + ", connectTimeout="
+        + connectTimeout
         + "]";
   }
 }

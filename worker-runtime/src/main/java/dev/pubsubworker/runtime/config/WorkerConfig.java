@@ -109,7 +109,8 @@ public record WorkerConfig(
             port,
             obs.string("http-host"),
             obs.positiveDuration("lock-store-probe-interval"),
-            obs.positiveDuration("lock-store-stale-after"));
+            obs.positiveDuration("lock-store-stale-after"),
+            obs.positiveDuration("lock-store-stuck-after"));
     obs.rejectUnknown();
     SettingsReader logs = top.object("logging");
     LoggingConfig logging =
@@ -302,7 +303,10 @@ public record WorkerConfig(
             sql.string("password"),
             sql.string("table"),
             sql.bool("create-table"),
-            sql.positiveInt("maximum-pool-size"));
+            sql.positiveInt("maximum-pool-size"),
+            sql.positiveDuration("statement-timeout"),
+            sql.positiveDuration("socket-timeout"),
+            sql.positiveDuration("connect-timeout"));
     sql.rejectUnknown();
     SettingsReader ds = r.object("datastore");
     DatastoreStoreConfig dsConfig =

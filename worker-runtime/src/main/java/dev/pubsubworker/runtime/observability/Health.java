@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import dev.pubsubworker.runtime.store.LockStoreCalls;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -11,8 +12,10 @@ import java.util.Optional;
  * The liveness and readiness verdicts behind {@code /healthz} and {@code /readyz}.
  *
  * <ul>
- *   <li><b>Live</b> unless the worker failed (a subscriber died and the worker stopped itself). A
- *       graceful stop stays live: Kubernetes is already terminating the pod.
+ *   <li><b>Live</b> unless the worker failed (a subscriber died and the worker stopped itself), or
+ *       a lock-store call has been in progress longer than {@code stuckAfter} (a thread stuck in
+ *       the store: a restart is the way out). A graceful stop stays live: Kubernetes is already
+ *       terminating the pod.
  *   <li><b>Ready</b> only when every subscriber is pulling, no stop is under way, and the lock
  *       store answered (a guard call or the probe returned) within {@code staleAfter}.
  * </ul>
@@ -28,21 +31,53 @@ final class Health {
   private final LockStoreFreshness lockStore;
   private final Duration staleAfter;
   private final Clock clock;
+  private final LockStoreCalls calls;
+  private final Duration stuckAfter;
 
-  Health(WorkerStatus worker, LockStoreFreshness lockStore, Duration staleAfter, Clock clock) {
+  Health(
+      WorkerStatus worker,
+      LockStoreFreshness lockStore,
+      Duration staleAfter,
+      Clock clock,
+      LockStoreCalls calls,
+      Duration stuckAfter) {
     this.worker = worker;
     this.lockStore = lockStore;
     this.staleAfter = staleAfter;
     this.clock = clock;
+    this.calls = calls;
+    this.stuckAfter = stuckAfter;
   }
 
   Verdict liveness() {
+    List<String> reasons = new ArrayList<>();
     if (worker.state() == WorkerStatus.State.FAILED) {
-      return new Verdict(
-          false,
+      reasons.add(
           "failed: " + worker.failure().map(Throwable::toString).orElse("a subscriber failed"));
     }
-    return new Verdict(true, "alive");
+    Optional<LockStoreCalls.Call> oldest = calls.oldest();
+    if (oldest.isPresent()) {
+      LockStoreCalls.Call call = oldest.get();
+      Duration age = call.age(calls.clock().instant());
+      if (age.compareTo(stuckAfter) > 0) {
+        reasons.add(
+            "stuck in the lock store: a "
+                + call.verb()
+                + " call on thread "
+                + call.thread()
+                + " has been running for "
+                + seconds(age)
+                + " (stuck after "
+                + seconds(stuckAfter)
+                + "); "
+                + calls.inProgress()
+                + " lock-store call(s) in progress");
+      }
+    }
+    if (reasons.isEmpty()) {
+      return new Verdict(true, "alive");
+    }
+    return new Verdict(false, String.join("; ", reasons));
   }
 
   Verdict readiness() {

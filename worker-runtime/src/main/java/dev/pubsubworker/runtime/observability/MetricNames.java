@@ -49,6 +49,15 @@ public final class MetricNames {
   public static final String LOCK_STORE_CALLS = PREFIX + "lock.store.calls";
 
   /**
+   * Gauge, seconds: how long the oldest lock-store call in progress has been running, 0 when none
+   * is ({@code /healthz} fails once it exceeds {@code lock-store-stuck-after}).
+   */
+  public static final String LOCK_STORE_OLDEST_CALL = PREFIX + "lock.store.oldest.call.age";
+
+  /** Gauge: lock-store calls in progress (claims, DONE writes, releases, extensions). */
+  public static final String LOCK_STORE_CALLS_IN_PROGRESS = PREFIX + "lock.store.calls.in.progress";
+
+  /**
    * Counter, tags {@link #SUBSCRIPTION} and {@link #KIND}: claims won, first ({@code first}, fence
    * 1) or over an earlier claim of the key ({@code reclaim}: a retry after a failure, a takeover
    * after a crash, or a key whose suppression window ended).

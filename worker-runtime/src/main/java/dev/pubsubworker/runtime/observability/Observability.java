@@ -6,7 +6,9 @@ import dev.pubsubworker.runtime.config.ObservabilityConfig;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
+import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.worker.Worker;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -46,8 +48,9 @@ import org.slf4j.LoggerFactory;
  * rather than a refused connection.
  *
  * <p>Endpoints: {@code GET /metrics} (Prometheus text), {@code GET /healthz} (200 unless the worker
- * failed), {@code GET /readyz} (200 only while every subscriber pulls and the lock store answered
- * within {@code lock-store-stale-after}); see {@code worker-runtime/README.md}. Thread-safe.
+ * failed or a lock-store call has been in progress longer than {@code lock-store-stuck-after}),
+ * {@code GET /readyz} (200 only while every subscriber pulls and the lock store answered within
+ * {@code lock-store-stale-after}); see {@code worker-runtime/README.md}. Thread-safe.
  */
 public final class Observability implements AutoCloseable {
 
@@ -138,16 +141,38 @@ public final class Observability implements AutoCloseable {
    * @throws IllegalStateException if already started or closed
    */
   public void start(Worker worker) {
-    start(WorkerStatus.of(worker), worker::admin);
+    start(WorkerStatus.of(worker), worker::admin, worker.lockStoreCalls());
   }
 
-  /** Starts against any worker status and lock store (tests wrap a real worker's). */
-  synchronized void start(WorkerStatus status, Supplier<LockAdmin> admin) {
+  /**
+   * Starts against any worker status and lock store (tests wrap a real worker's), with no
+   * lock-store calls tracked.
+   */
+  void start(WorkerStatus status, Supplier<LockAdmin> admin) {
+    start(status, admin, new LockStoreCalls(clock));
+  }
+
+  /** Starts against any worker status, lock store and tracker of lock-store calls. */
+  synchronized void start(WorkerStatus status, Supplier<LockAdmin> admin, LockStoreCalls calls) {
     if (started || closed) {
       throw new IllegalStateException("observability can be started once, before close()");
     }
     started = true;
-    Health health = new Health(status, freshness, config.lockStoreStaleAfter(), clock);
+    Gauge.builder(MetricNames.LOCK_STORE_OLDEST_CALL, calls, Observability::oldestCallSeconds)
+        .description("How long the oldest lock-store call in progress has been running")
+        .baseUnit("seconds")
+        .register(registry);
+    Gauge.builder(MetricNames.LOCK_STORE_CALLS_IN_PROGRESS, calls, LockStoreCalls::inProgress)
+        .description("Lock-store calls in progress")
+        .register(registry);
+    Health health =
+        new Health(
+            status,
+            freshness,
+            config.lockStoreStaleAfter(),
+            clock,
+            calls,
+            config.lockStoreStuckAfter());
     if (bindAddress.isPresent()) {
       server = ObservabilityHttpServer.start(bindAddress.get(), registry, health);
       InetSocketAddress a = server.address();
@@ -158,6 +183,10 @@ public final class Observability implements AutoCloseable {
     }
     probe = new LockStoreProbe(admin, config.lockStoreProbeInterval(), freshness, metrics);
     probe.start();
+  }
+
+  private static double oldestCallSeconds(LockStoreCalls calls) {
+    return calls.oldest().map(c -> c.age(calls.clock().instant()).toMillis() / 1000.0).orElse(0.0);
   }
 
   /** Where the HTTP server listens, once started; empty if it is off. */

@@ -65,6 +65,8 @@ public final class LockStoreModules {
     SqlLockBackendSettings.Builder b = SqlLockBackendSettings.newBuilder();
     set(problems, "sql.table", () -> b.tableName(c.table()));
     set(problems, "sql.create-table", () -> b.createTableIfMissing(c.createTable()));
+    set(problems, "sql.statement-timeout", () -> b.statementTimeout(c.statementTimeout()));
+    set(problems, "sql.socket-timeout", () -> b.socketTimeout(c.socketTimeout()));
     return build(problems, "sql", b::build);
   }
 

@@ -10,12 +10,18 @@ import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.runtime.config.SqlStoreConfig;
+import java.time.Duration;
 
 /**
  * {@code lock-store.type = sql}: PostgreSQL, MySQL/MariaDB or H2 through a HikariCP pool the module
  * opens when the store is first used and closes with it. The dialect is detected from the
  * connection. The backend is also bound as the {@link
  * dev.pubsubworker.core.TransactionalLockBackend} that transactional subscriptions use.
+ *
+ * <p>No store call can wait forever: the backend bounds its statements ({@code statement-timeout})
+ * and their socket reads ({@code socket-timeout}); the pool bounds getting a connection ({@code
+ * connect-timeout}: Hikari's connection and validation timeouts) and the driver bounds opening one
+ * (see {@link #applyTimeouts}).
  */
 public final class SqlStoreModule extends AbstractModule {
 
@@ -51,10 +57,45 @@ public final class SqlStoreModule extends AbstractModule {
       pool.setPassword(config.password());
     }
     pool.setMaximumPoolSize(config.maximumPoolSize());
+    applyTimeouts(pool, config);
     // Start without a connection: a database that is down fails the first verb (and readiness),
     // not the construction of the worker.
     pool.setInitializationFailTimeout(-1);
     HikariDataSource dataSource = resources.register(new HikariDataSource(pool));
     return resources.register(SqlLockBackend.create(dataSource, settings));
+  }
+
+  /**
+   * The pool's and the driver's timeouts. Hikari: {@code connectionTimeout} (waiting for a
+   * connection) is {@code connect-timeout}, and so is {@code validationTimeout} (checking an idle
+   * one), so a borrow on a database that stopped answering fails after about {@code
+   * connect-timeout}. Driver properties, by URL prefix: PostgreSQL {@code connectTimeout} and
+   * {@code loginTimeout} (connect-timeout, whole seconds), {@code socketTimeout} (socket-timeout,
+   * whole seconds) and {@code cancelSignalTimeout} (socket-timeout minus statement-timeout, at
+   * least 1 s: a statement that timed out waits for its cancel request, which a frozen network
+   * holds too); MariaDB and MySQL {@code connectTimeout} and {@code socketTimeout} (milliseconds).
+   * H2 runs in the process and gets none.
+   */
+  static void applyTimeouts(HikariConfig pool, SqlStoreConfig config) {
+    long connectMillis = Math.max(250, config.connectTimeout().toMillis());
+    pool.setConnectionTimeout(connectMillis);
+    pool.setValidationTimeout(connectMillis);
+    String url = config.jdbcUrl();
+    if (url.startsWith("jdbc:postgresql:")) {
+      pool.addDataSourceProperty("connectTimeout", seconds(config.connectTimeout()));
+      pool.addDataSourceProperty("loginTimeout", seconds(config.connectTimeout()));
+      pool.addDataSourceProperty("socketTimeout", seconds(config.socketTimeout()));
+      pool.addDataSourceProperty(
+          "cancelSignalTimeout", seconds(config.socketTimeout().minus(config.statementTimeout())));
+    } else if (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:")) {
+      pool.addDataSourceProperty("connectTimeout", String.valueOf(connectMillis));
+      pool.addDataSourceProperty(
+          "socketTimeout", String.valueOf(config.socketTimeout().toMillis()));
+    }
+  }
+
+  /** Whole seconds, rounded up, at least 1. */
+  private static String seconds(Duration d) {
+    return String.valueOf(Math.max(1, (d.toMillis() + 999) / 1000));
   }
 }

@@ -21,8 +21,10 @@ import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
+import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
@@ -90,7 +92,9 @@ public final class Worker {
       UnaryOperator<String> keyLogFormat) {
     List<ConfigProblem> problems = new ArrayList<>();
     List<Module> modules = new ArrayList<>();
-    modules.add(new WorkerModule(config, guardListeners, keyLogFormat));
+    modules.add(
+        new WorkerModule(
+            config, guardListeners, keyLogFormat, new LockStoreCalls(Clock.systemUTC())));
     modules.add(LockStoreModules.forConfig(config.lockStore(), config.projectId()));
     for (LoadedPlugin p : plugins) {
       try {
@@ -196,6 +200,11 @@ public final class Worker {
   /** The lock store (opened on first use). */
   public LockBackend backend() {
     return injector.getInstance(LockBackend.class);
+  }
+
+  /** The guard's lock-store calls in progress (what liveness watches for stuck threads). */
+  public LockStoreCalls lockStoreCalls() {
+    return injector.getInstance(LockStoreCalls.class);
   }
 
   /** The lock store's admin view. */

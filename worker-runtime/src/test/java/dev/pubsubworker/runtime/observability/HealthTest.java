@@ -1,11 +1,19 @@
 package dev.pubsubworker.runtime.observability;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.pubsubworker.backend.memory.InMemoryLockBackend;
+import dev.pubsubworker.core.Claim;
+import dev.pubsubworker.core.ClaimRequest;
+import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.testkit.ManualTime;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /** The liveness and readiness rules, on a manual clock. */
@@ -14,7 +22,10 @@ class HealthTest {
   private final ManualTime time = new ManualTime();
   private final LockStoreFreshness store = new LockStoreFreshness(time.clock());
   private final FakeWorker worker = new FakeWorker();
-  private final Health health = new Health(worker, store, Duration.ofSeconds(30), time.clock());
+  private final LockStoreCalls calls = new LockStoreCalls(time.clock());
+  private final Health health =
+      new Health(
+          worker, store, Duration.ofSeconds(30), time.clock(), calls, Duration.ofSeconds(60));
 
   @Test
   void ready_only_when_running_and_the_lock_store_answered_recently() {
@@ -75,6 +86,61 @@ class HealthTest {
     worker.failure = new IllegalStateException("subscriber of orders failed");
     assertThat(health.liveness().text())
         .isEqualTo("failed: java.lang.IllegalStateException: subscriber of orders failed");
+  }
+
+  @Test
+  void not_live_while_a_lock_store_call_has_been_in_progress_longer_than_the_bound()
+      throws Exception {
+    worker.state = WorkerStatus.State.RUNNING;
+    CountDownLatch answer = new CountDownLatch(1);
+    InMemoryLockBackend memory = new InMemoryLockBackend(time.clock());
+    LockBackend hanging =
+        calls.track(
+            new LockBackend() {
+              @Override
+              public ClaimResult claim(ClaimRequest request) {
+                try {
+                  answer.await(); // a store that does not answer until the test says so
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                return memory.claim(request);
+              }
+
+              @Override
+              public boolean complete(Claim claim, Duration ttl) {
+                return memory.complete(claim, ttl);
+              }
+
+              @Override
+              public void release(Claim claim) {
+                memory.release(claim);
+              }
+
+              @Override
+              public boolean extend(Claim claim, Duration lease) {
+                return memory.extend(claim, lease);
+              }
+            });
+    Thread handler =
+        new Thread(
+            () -> hanging.claim("k", Duration.ofSeconds(30), "token"), "pubsub-worker-test-1");
+    handler.start();
+    await().atMost(Duration.ofSeconds(10)).until(() -> calls.inProgress() == 1);
+
+    time.advance(Duration.ofSeconds(60));
+    assertThat(health.liveness().ok()).as("exactly stuck-after old is not stuck yet").isTrue();
+    time.advance(Duration.ofMillis(100));
+    assertThat(health.liveness().ok()).isFalse();
+    assertThat(health.liveness().text())
+        .isEqualTo(
+            "stuck in the lock store: a claim call on thread pubsub-worker-test-1 has been running"
+                + " for 60.1s (stuck after 60.0s); 1 lock-store call(s) in progress");
+
+    answer.countDown();
+    handler.join(10_000);
+    assertThat(calls.inProgress()).isZero();
+    assertThat(health.liveness()).isEqualTo(new Health.Verdict(true, "alive"));
   }
 
   @Test

@@ -1,0 +1,124 @@
+package dev.pubsubworker.runtime.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pubsubworker.backend.memory.InMemoryLockBackend;
+import dev.pubsubworker.backend.sql.SqlLockBackend;
+import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
+import dev.pubsubworker.core.Claim;
+import dev.pubsubworker.core.ClaimRequest;
+import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.TransactionalLockBackend;
+import dev.pubsubworker.testkit.ManualTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+
+/** The tracker of lock-store calls in progress, on real backends (in memory, H2). */
+class LockStoreCallsTest {
+
+  private static final Duration LEASE = Duration.ofSeconds(30);
+  private static final Duration TTL = Duration.ofMinutes(5);
+
+  private final ManualTime time = new ManualTime();
+  private final LockStoreCalls calls = new LockStoreCalls(time.clock());
+
+  @Test
+  void a_call_is_in_progress_while_it_runs_and_gone_when_it_returns_or_throws() {
+    InMemoryLockBackend memory = new InMemoryLockBackend(time.clock());
+    List<String> seen = new ArrayList<>();
+    LockBackend observed =
+        calls.track(
+            new LockBackend() {
+              @Override
+              public ClaimResult claim(ClaimRequest request) {
+                LockStoreCalls.Call c = calls.oldest().orElseThrow();
+                seen.add(c.verb() + " on " + c.thread() + " at " + c.started());
+                return memory.claim(request);
+              }
+
+              @Override
+              public boolean complete(Claim claim, Duration ttl) {
+                seen.add("complete, " + calls.inProgress() + " in progress");
+                throw new LockBackendException("store down (test)");
+              }
+
+              @Override
+              public void release(Claim claim) {
+                memory.release(claim);
+              }
+
+              @Override
+              public boolean extend(Claim claim, Duration lease) {
+                return memory.extend(claim, lease);
+              }
+            });
+
+    ClaimResult won = observed.claim("k", LEASE, "token");
+    assertThat(won).isInstanceOf(ClaimResult.Won.class);
+    assertThat(calls.inProgress()).isZero();
+    assertThat(calls.oldest()).isEmpty();
+
+    Claim claim = ((ClaimResult.Won) won).claim();
+    assertThatThrownBy(() -> observed.complete(claim, TTL))
+        .isInstanceOf(LockBackendException.class);
+    assertThat(calls.inProgress()).as("a call that threw is over too").isZero();
+    assertThat(seen)
+        .containsExactly(
+            "claim on " + Thread.currentThread().getName() + " at " + time.clock().instant(),
+            "complete, 1 in progress");
+  }
+
+  @Test
+  void the_oldest_call_is_the_one_that_started_first() {
+    long first = calls.begin("claim");
+    time.advance(Duration.ofSeconds(3));
+    long second = calls.begin("extend");
+    time.advance(Duration.ofSeconds(2));
+    assertThat(calls.inProgress()).isEqualTo(2);
+    assertThat(calls.oldest().orElseThrow().verb()).isEqualTo("claim");
+    assertThat(calls.oldest().orElseThrow().age(time.clock().instant()))
+        .isEqualTo(Duration.ofSeconds(5));
+    calls.end(first);
+    assertThat(calls.oldest().orElseThrow().verb()).isEqualTo("extend");
+    calls.end(second);
+    assertThat(calls.oldest()).isEmpty();
+  }
+
+  @Test
+  void a_transactional_run_counts_the_store_work_but_not_the_handler_work() throws Exception {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl("jdbc:h2:mem:calls-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    config.setMaximumPoolSize(2);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      SqlLockBackend sql =
+          SqlLockBackend.create(
+              pool, SqlLockBackendSettings.newBuilder().createTableIfMissing(true).build());
+      LockBackend tracked = calls.track(sql);
+      assertThat(tracked).isInstanceOf(TransactionalLockBackend.class);
+      Claim claim = ((ClaimResult.Won) tracked.claim("tx-key", LEASE, "token")).claim();
+
+      List<Integer> duringWork = new ArrayList<>();
+      TransactionalLockBackend.Result<String> result =
+          ((TransactionalLockBackend) tracked)
+              .runAndComplete(
+                  claim,
+                  TTL,
+                  connection -> {
+                    duringWork.add(calls.inProgress());
+                    return "done";
+                  });
+
+      assertThat(result.outcome()).isEqualTo(TransactionalLockBackend.TransactionOutcome.COMMITTED);
+      assertThat(duringWork).as("the handler's work is not a store call").containsExactly(0);
+      assertThat(calls.inProgress()).isZero();
+    }
+  }
+}
