@@ -3,6 +3,7 @@ package dev.pubsubworker.backend.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -17,6 +18,8 @@ class SqlLockBackendSettingsTest {
     assertThat(s.dialect()).isEmpty();
     assertThat(s.createTableIfMissing()).isFalse();
     assertThat(s.transientRetries()).isEqualTo(3);
+    assertThat(s.statementTimeout()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(s.socketTimeout()).isEqualTo(Duration.ofSeconds(7));
     assertThat(s.clockOffsetMillis().getAsLong()).isZero();
   }
 
@@ -98,6 +101,8 @@ class SqlLockBackendSettingsTest {
             .dialect(SqlDialect.H2)
             .createTableIfMissing(true)
             .transientRetries(5)
+            .statementTimeout(Duration.ofSeconds(2))
+            .socketTimeout(Duration.ofSeconds(3))
             .clockOffset(() -> 42)
             .build();
     SqlLockBackendSettings copy = s.toBuilder().build();
@@ -105,6 +110,56 @@ class SqlLockBackendSettingsTest {
     assertThat(copy.dialect()).contains(SqlDialect.H2);
     assertThat(copy.createTableIfMissing()).isTrue();
     assertThat(copy.transientRetries()).isEqualTo(5);
+    assertThat(copy.statementTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(copy.socketTimeout()).isEqualTo(Duration.ofSeconds(3));
     assertThat(copy.clockOffsetMillis().getAsLong()).isEqualTo(42);
+  }
+
+  @Test
+  @DisplayName(
+      "statement and socket timeouts: 1 s to 1 h, and the socket's not below the statement's")
+  void timeouts_are_validated() {
+    SqlLockBackendSettings s =
+        SqlLockBackendSettings.newBuilder()
+            .statementTimeout(Duration.ofMillis(1_500))
+            .socketTimeout(Duration.ofSeconds(2))
+            .build();
+    assertThat(s.statementTimeoutSeconds()).as("JDBC's whole seconds, rounded up").isEqualTo(2);
+    assertThat(s.toString()).contains("statementTimeout=PT1.5S, socketTimeout=PT2S");
+    assertThat(
+            SqlLockBackendSettings.newBuilder()
+                .statementTimeout(Duration.ofHours(1))
+                .socketTimeout(Duration.ofHours(1))
+                .build()
+                .statementTimeoutSeconds())
+        .isEqualTo(3600);
+
+    assertThatThrownBy(
+            () -> SqlLockBackendSettings.newBuilder().statementTimeout(Duration.ofMillis(999)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("statementTimeout must be 1s..3600s, but was 999ms");
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().socketTimeout(Duration.ZERO))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("socketTimeout must be 1s..3600s, but was 0ms");
+    assertThatThrownBy(
+            () -> SqlLockBackendSettings.newBuilder().socketTimeout(Duration.ofSeconds(-5)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("socketTimeout must be 1s..3600s, but was -5000ms");
+    assertThatThrownBy(
+            () -> SqlLockBackendSettings.newBuilder().statementTimeout(Duration.ofMinutes(61)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("statementTimeout must be 1s..3600s, but was 3660000ms");
+    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().statementTimeout(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("statementTimeout");
+    assertThatThrownBy(
+            () ->
+                SqlLockBackendSettings.newBuilder()
+                    .statementTimeout(Duration.ofSeconds(10))
+                    .socketTimeout(Duration.ofSeconds(5))
+                    .build())
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "socketTimeout must not be shorter than statementTimeout (10000ms), but was 5000ms");
   }
 }
