@@ -33,16 +33,16 @@ import org.junit.jupiter.api.Test;
  * while store calls are stuck longer than {@code lock-store-stuck-after} and recovers when they
  * return, and after the database answers again every message is processed exactly once.
  *
- * <p>With {@code -Dpubsub-worker.test.sql-default-timeouts=true} the store keeps its default
- * timeouts (reference.conf) and the test prints how long the handlers of the nacked messages were
- * blocked: the figure quoted in {@code worker-runtime/README.md}.
+ * <p>With {@code -Dfrozen-sql-store.default-timeouts=true} the store keeps its default timeouts
+ * (reference.conf) and the test prints how long the handlers of the nacked messages were blocked:
+ * the figure quoted in {@code worker-runtime/README.md}.
  */
 class FrozenSqlStoreTest {
 
   private static final Duration WAIT = Duration.ofSeconds(90);
   private static final Pattern URL = Pattern.compile("^(jdbc:[a-z]+://)([^/:]+):(\\d+)(/.*)$");
   private static final boolean DEFAULT_TIMEOUTS =
-      Boolean.getBoolean("pubsub-worker.test.sql-default-timeouts");
+      Boolean.getBoolean("frozen-sql-store.default-timeouts");
 
   @Test
   void a_frozen_database_frees_the_handlers_fails_liveness_and_loses_nothing() throws Exception {
