@@ -130,6 +130,8 @@ class FrozenSqlStoreTest {
             .contains("pubsub_worker_lock_store_oldest_call_age_seconds")
             .contains("pubsub_worker_lock_store_calls_in_progress");
         if (DEFAULT_TIMEOUTS) {
+          // One figure per message published while frozen (redeliveries add more).
+          await().atMost(WAIT).until(() -> storeFailedHandlerTimes.size() >= 3);
           System.err.printf(
               "[frozen-sql-store] default timeouts: handler times of store-failed nacks while"
                   + " frozen: %s%n",
