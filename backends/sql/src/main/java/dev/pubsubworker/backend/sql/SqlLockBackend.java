@@ -75,6 +75,13 @@ import org.slf4j.LoggerFactory;
  * that outlasts the retries, is a {@link LockBackendException} naming the verb and the table (never
  * the key), with the driver's exception as its cause.
  *
+ * <p>No statement of this backend waits forever: each runs under {@link
+ * SqlLockBackendSettings#statementTimeout()} ({@link java.sql.Statement#setQueryTimeout}) and on a
+ * connection whose reads give up after {@link SqlLockBackendSettings#socketTimeout()} ({@link
+ * Connection#setNetworkTimeout}, set whenever the backend borrows or takes back a connection).
+ * Either timeout is a {@link LockBackendException} too, not retried. Getting a connection is
+ * bounded by the {@link DataSource} (its pool's connection timeout).
+ *
  * <h2>Transactional mode</h2>
  *
  * See {@link #runAndComplete}: the work runs on the connection and inside the transaction that then
