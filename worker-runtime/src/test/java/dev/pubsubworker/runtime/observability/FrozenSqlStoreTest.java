@@ -24,14 +24,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * A worker on a PostgreSQL lock store that stops answering: the database is reached through a
- * {@link FreezableTcpProxy}, frozen while messages arrive. The store's timeouts free the handler
- * threads (their messages are nacked as store-failed, never left hanging), {@code /healthz} fails
- * while store calls are stuck longer than {@code lock-store-stuck-after} and recovers when they
- * return, and after the database answers again every message is processed exactly once.
+ * A worker on a PostgreSQL or MariaDB lock store that stops answering: the database is reached
+ * through a {@link FreezableTcpProxy}, frozen while messages arrive. The store's timeouts free the
+ * handler threads (their messages are nacked as store-failed, never left hanging), {@code /healthz}
+ * fails while store calls are stuck longer than {@code lock-store-stuck-after} and recovers when
+ * they return, and after the database answers again every message is processed exactly once.
  *
  * <p>With {@code -Dfrozen-sql-store.default-timeouts=true} the store keeps its default timeouts
  * (reference.conf) and the test prints how long the handlers of the nacked messages were blocked:
@@ -44,9 +45,12 @@ class FrozenSqlStoreTest {
   private static final boolean DEFAULT_TIMEOUTS =
       Boolean.getBoolean("frozen-sql-store.default-timeouts");
 
-  @Test
-  void a_frozen_database_frees_the_handlers_fails_liveness_and_loses_nothing() throws Exception {
-    SqlDatabase db = TestServices.postgres();
+  @ParameterizedTest
+  @ValueSource(strings = {"postgresql", "mariadb"})
+  void a_frozen_database_frees_the_handlers_fails_liveness_and_loses_nothing(String database)
+      throws Exception {
+    SqlDatabase db =
+        database.equals("postgresql") ? TestServices.postgres() : TestServices.mariadb();
     Matcher m = URL.matcher(db.jdbcUrl());
     assertThat(m.matches()).as("a jdbc:...://host:port/db URL: %s", db.jdbcUrl()).isTrue();
     String locks = TestServices.uniqueName("locks");
@@ -133,9 +137,9 @@ class FrozenSqlStoreTest {
           // One figure per message published while frozen (redeliveries add more).
           await().atMost(WAIT).until(() -> storeFailedHandlerTimes.size() >= 3);
           System.err.printf(
-              "[frozen-sql-store] default timeouts: handler times of store-failed nacks while"
+              "[frozen-sql-store] %s, default timeouts: handler times of store-failed nacks while"
                   + " frozen: %s%n",
-              storeFailedHandlerTimes);
+              database, storeFailedHandlerTimes);
         }
 
         proxy.resume();
