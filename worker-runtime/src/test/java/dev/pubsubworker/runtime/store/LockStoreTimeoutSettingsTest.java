@@ -16,9 +16,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@code lock-store.sql.statement-timeout}, {@code socket-timeout} and {@code connect-timeout}:
- * their defaults, how they reach the backend, the pool and the driver, and what is refused.
+ * their defaults, how they reach the backend, the pool and the driver, and what is refused; and
+ * {@code observability.lock-store-stuck-after}, the liveness bound on a store call.
  */
-class SqlStoreTimeoutsConfigTest {
+class LockStoreTimeoutSettingsTest {
 
   private static WorkerConfig config(String sql) {
     String hocon =
@@ -47,6 +48,32 @@ class SqlStoreTimeoutsConfigTest {
       assertThat(backend.settings().statementTimeout()).isEqualTo(Duration.ofSeconds(5));
       assertThat(backend.settings().socketTimeout()).isEqualTo(Duration.ofSeconds(7));
     }
+  }
+
+  @Test
+  void the_liveness_bound_on_a_store_call_defaults_to_60s_and_must_be_positive() {
+    WorkerConfig c = config("jdbc-url = \"jdbc:h2:mem:x\"");
+    assertThat(c.observability().lockStoreStuckAfter()).isEqualTo(Duration.ofSeconds(60));
+    String hocon =
+        """
+        pubsub-worker {
+          project-id = "p"
+          observability.lock-store-stuck-after = 0s
+          subscriptions { a { name = "a", handler = "h" } }
+        }
+        """;
+    assertThatThrownBy(
+            () ->
+                WorkerConfig.load(
+                    ConfigFactory.parseString(hocon)
+                        .withFallback(ConfigFactory.defaultReference())
+                        .resolve()))
+        .isInstanceOfSatisfying(
+            InvalidConfigException.class,
+            e ->
+                assertThat(e.problems())
+                    .extracting(ConfigProblem::path)
+                    .containsExactly("pubsub-worker.observability.lock-store-stuck-after"));
   }
 
   @Test
