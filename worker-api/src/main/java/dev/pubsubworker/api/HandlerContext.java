@@ -10,8 +10,10 @@ public interface HandlerContext {
   String subscription();
 
   /**
-   * The idempotency key this message runs under; empty when it runs unguarded ({@code guard =
-   * none}, or an unkeyed message with {@code allow-unguarded}).
+   * The idempotency key this message runs under, as the lock store holds it: the subscription's key
+   * namespace, a colon, and the key resolved from the message (e.g. {@code orders:po-7}), the key
+   * its fencing token belongs to; empty when it runs unguarded ({@code guard = none}, or an unkeyed
+   * message with {@code allow-unguarded}).
    */
   Optional<String> key();
 

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -12,7 +13,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
@@ -34,8 +35,7 @@ final class ForgetCommand implements Callable<Integer> {
 
   @Mixin StoreOptions options;
 
-  @Parameters(index = "0", paramLabel = "KEY", description = "The lock key to forget.")
-  String key;
+  @Mixin KeyArgument target;
 
   @Option(
       names = {"-y", "--yes"},
@@ -45,7 +45,17 @@ final class ForgetCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    try (LockStore store = LockStore.of(options.config.load())) {
+    WorkerConfig config;
+    String key;
+    try {
+      config = options.config.load();
+      key = target.storedKey(config, spec.commandLine());
+    } catch (ParameterException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+    try (LockStore store = LockStore.of(config)) {
       Optional<LockRecord> record = store.admin().inspect(key);
       if (record.isEmpty()) {
         out.println("no record for this key: nothing to forget");

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
 import java.io.PrintWriter;
 import java.util.Optional;
@@ -9,7 +10,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** {@code inspect KEY}: shows a key's record in the configured lock store. */
@@ -24,8 +25,7 @@ final class InspectCommand implements Callable<Integer> {
 
   @Mixin StoreOptions options;
 
-  @Parameters(index = "0", paramLabel = "KEY", description = "The lock key, e.g. orders:po-123")
-  String key;
+  @Mixin KeyArgument target;
 
   @Option(names = "--json", description = "Print the record as one JSON object.")
   boolean json;
@@ -33,7 +33,17 @@ final class InspectCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    try (LockStore store = LockStore.of(options.config.load())) {
+    WorkerConfig config;
+    String key;
+    try {
+      config = options.config.load();
+      key = target.storedKey(config, spec.commandLine());
+    } catch (ParameterException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+    try (LockStore store = LockStore.of(config)) {
       Optional<LockRecord> record = store.admin().inspect(key);
       if (json) {
         out.println(record.map(RecordView::json).orElse(RecordView.absentJson(key)));

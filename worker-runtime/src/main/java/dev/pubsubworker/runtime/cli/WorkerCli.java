@@ -47,6 +47,7 @@ public final class WorkerCli implements Runnable {
 
   /** Runs the command line and exits the JVM with its exit code. */
   public static void main(String[] args) {
+    LogStream.chooseFor(args);
     System.exit(
         execute(
             args,

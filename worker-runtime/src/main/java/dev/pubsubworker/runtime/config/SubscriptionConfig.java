@@ -13,6 +13,10 @@ import java.time.Duration;
  * @param handler the name of the handler a plugin binds
  * @param guard lock, mutex or none
  * @param key how a message's key is derived
+ * @param keyNamespace the namespace the subscription's keys are stored under (SPEC §6): the
+ *     subscription's id unless {@code key-namespace} names one; subscriptions with the same
+ *     namespace de-duplicate across each other. Letters, digits, {@code . _ -} only, never {@code
+ *     :}, so that {@link #storedKey} is unambiguous
  * @param lease the claim's lease
  * @param ttl the duplicate-suppression window
  * @param heartbeat whether leases are extended while the handler runs
@@ -35,6 +39,7 @@ public record SubscriptionConfig(
     String handler,
     GuardMode guard,
     KeySpec key,
+    String keyNamespace,
     Duration lease,
     Duration ttl,
     boolean heartbeat,
@@ -49,4 +54,14 @@ public record SubscriptionConfig(
     int parallelPullCount,
     int executorThreads,
     Duration maxAckExtension,
-    Duration minAckExtension) {}
+    Duration minAckExtension) {
+
+  /**
+   * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +
+   * ":" + key}. Since the namespace has no {@code :}, the first {@code :} always separates it from
+   * the key, so two (namespace, key) pairs never share a stored key.
+   */
+  public String storedKey(String key) {
+    return keyNamespace + ":" + key;
+  }
+}

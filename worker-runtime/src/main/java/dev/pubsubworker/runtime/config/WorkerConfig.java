@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Pattern;
 
 /**
  * The worker's settings: everything under {@code pubsub-worker}, read eagerly and checked as a
@@ -48,6 +49,8 @@ public record WorkerConfig(
 
   /** The namespace of every setting. */
   public static final String ROOT = "pubsub-worker";
+
+  private static final Pattern KEY_NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /**
    * Loads {@code file} the way the process does: system properties override the file, which
@@ -236,6 +239,7 @@ public record WorkerConfig(
     } catch (IllegalArgumentException e) {
       r.problem("key", e.getMessage());
     }
+    String keyNamespace = keyNamespace(r, id);
     Duration lease = r.positiveDuration("lease");
     Duration ttl = r.positiveDuration("ttl");
     boolean heartbeat = r.bool("heartbeat");
@@ -266,6 +270,7 @@ public record WorkerConfig(
         handler,
         guard,
         key,
+        keyNamespace,
         lease,
         ttl,
         heartbeat,
@@ -281,6 +286,25 @@ public record WorkerConfig(
         threads,
         maxAck,
         minAck);
+  }
+
+  /** {@code key-namespace}, or the subscription id when it is empty; checked to have no ':'. */
+  private static String keyNamespace(SettingsReader r, String id) {
+    String configured = r.string("key-namespace");
+    String namespace = configured.isEmpty() ? id : configured;
+    if (!KEY_NAMESPACE.matcher(namespace).matches()) {
+      r.problem(
+          "key-namespace",
+          configured.isEmpty()
+              ? "defaults to the subscription id, but '"
+                  + id
+                  + "' is not a valid namespace (1-100 letters, digits, '.', '_' or '-'): set"
+                  + " key-namespace"
+              : "must be 1-100 letters, digits, '.', '_' or '-' (no ':'), but was '"
+                  + configured
+                  + "'");
+    }
+    return namespace;
   }
 
   private static LockStoreConfig readLockStore(SettingsReader r) {

@@ -2,7 +2,6 @@ package dev.pubsubworker.runtime.observability;
 
 import ch.qos.logback.classic.PatternLayout;
 import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.Layout;
 import ch.qos.logback.core.encoder.EncoderBase;
 import dev.pubsubworker.runtime.config.LogFormat;
 import java.nio.charset.StandardCharsets;
@@ -24,13 +23,24 @@ import java.util.Locale;
  *
  * An unknown format is reported as a logback warning and text is used. Output is UTF-8.
  * Thread-safe.
+ *
+ * <p>Text lines cannot be forged: the layout renders the event with every value that can come from
+ * outside the code (message and arguments, MDC values such as keys and message ids, key-value
+ * pairs, thread and logger names, exception messages) escaped as {@code \n}, {@code \r}, {@code
+ * \t}, {@code \\} or {@code \\uXXXX} (C0/C1 controls, ESC, NUL, DEL, U+2028/2029, bidi overrides),
+ * so one event is one line; only an exception's stack trace adds lines, each the JVM's own. The
+ * pattern may use {@code %mdcFields}: the dispatcher's MDC fields that are present. JSON lines
+ * escape per RFC 8259 ({@link JsonLogLayout}).
  */
 public final class WorkerLogEncoder extends EncoderBase<ILoggingEvent> {
 
-  /** The text pattern unless one is configured: time, level, logger, the MDC fields, message. */
+  /**
+   * The text pattern unless one is configured: time, level, logger, the MDC fields that are present
+   * ({@code %mdcFields}: {@code " [orders 1234 attempt=2 key=po-7 fence=3]"}, nothing outside a
+   * message), message.
+   */
   public static final String DEFAULT_PATTERN =
-      "%d{HH:mm:ss.SSS} %-5level %logger{20} [%X{subscription} %X{messageId}"
-          + " attempt=%X{deliveryAttempt} key=%X{key} fence=%X{fence}] %msg%n";
+      "%d{HH:mm:ss.SSS} %-5level %logger{20}%mdcFields %msg%n";
 
   private String pattern = DEFAULT_PATTERN;
   private volatile LogFormat format = LogFormat.TEXT;
@@ -69,6 +79,7 @@ public final class WorkerLogEncoder extends EncoderBase<ILoggingEvent> {
   @Override
   public void start() {
     text = new PatternLayout();
+    text.getInstanceConverterMap().put(MdcFieldsConverter.WORD, MdcFieldsConverter::new);
     text.setContext(getContext());
     text.setPattern(pattern);
     text.start();
@@ -96,8 +107,9 @@ public final class WorkerLogEncoder extends EncoderBase<ILoggingEvent> {
 
   @Override
   public byte[] encode(ILoggingEvent event) {
-    Layout<ILoggingEvent> layout = format == LogFormat.JSON ? json : text;
-    return layout.doLayout(event).getBytes(StandardCharsets.UTF_8);
+    String line =
+        format == LogFormat.JSON ? json.doLayout(event) : text.doLayout(new EscapedEvent(event));
+    return line.getBytes(StandardCharsets.UTF_8);
   }
 
   @Override

@@ -139,12 +139,14 @@ final class GuardedDispatcher {
     if (key.isEmpty()) {
       return unkeyed(message, entry, "no key: " + config.key().text() + " did not resolve");
     }
+    // Stored under the subscription's namespace (SPEC §6), validated as a whole: a message on one
+    // subscription cannot claim, or be suppressed by, another namespace's key.
+    String k = config.storedKey(key.get());
     try {
-      guard.backend().validateKey(key.get());
+      guard.backend().validateKey(k);
     } catch (IllegalArgumentException e) {
       return unkeyed(message, entry, "invalid key: " + e.getMessage());
     }
-    String k = key.get();
     entry.key = k;
     MDC.put("key", keyLogFormat.apply(k));
     CallOptions callOptions = config.fingerprint() ? options.fingerprint(sha256(message)) : options;

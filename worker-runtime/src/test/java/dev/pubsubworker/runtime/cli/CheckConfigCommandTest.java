@@ -47,6 +47,34 @@ class CheckConfigCommandTest {
   }
 
   @Test
+  void a_jdbc_url_with_a_password_in_userinfo_and_in_the_query_prints_neither() throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              pubsub-emulator-host = "127.0.0.1:1"
+              lock-store {
+                type = sql
+                sql {
+                  jdbc-url = "jdbc:postgresql://app:p@ss:w/rd@db:5432/orders?password=0t@her&ssl=true"
+                  password = "th1rd"
+                }
+              }
+              subscriptions { orders { handler = orders } }
+            }
+            """);
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .contains("jdbc:postgresql://app:***@db:5432/orders?password=***&ssl=true")
+        .doesNotContain("p@ss")
+        .doesNotContain("w/rd")
+        .doesNotContain("0t@her")
+        .doesNotContain("th1rd");
+  }
+
+  @Test
   void every_problem_is_printed_with_path_and_origin_and_no_stack_trace() throws IOException {
     Path file =
         write(

@@ -80,6 +80,26 @@ class OperatorCommandsTest {
   }
 
   @Test
+  void subscription_puts_the_key_under_that_subscriptions_namespace() {
+    done("orders:po-3", Duration.ofHours(1));
+    CliRun byKey =
+        CliRun.of("inspect", "--subscription", "orders", "po-3", "--config", config.toString());
+    assertThat(byKey.exitCode()).isZero();
+    assertThat(byKey.out()).contains("key:          orders:po-3").contains("state:        DONE");
+    CliRun forget =
+        CliRun.of("forget", "-s", "orders", "po-3", "--yes", "--config", config.toString());
+    assertThat(forget.out()).contains("forgotten");
+    try (LockStore store = store()) {
+      assertThat(store.admin().inspect("orders:po-3")).isEmpty();
+    }
+    CliRun unknown =
+        CliRun.of("inspect", "--subscription", "audit", "po-3", "--config", config.toString());
+    assertThat(unknown.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(unknown.err())
+        .startsWith("error: --subscription audit is not configured; subscriptions: orders");
+  }
+
+  @Test
   void forget_asks_for_confirmation_and_then_deletes() {
     done("orders:po-2", Duration.ofHours(1));
     CliRun declined =

@@ -95,6 +95,53 @@ class WorkerConfigTest {
   }
 
   @Test
+  void keys_are_stored_under_the_subscription_id_unless_a_key_namespace_is_shared()
+      throws IOException {
+    WorkerConfig c =
+        load(
+            """
+            pubsub-worker {
+              project-id = p
+              subscriptions {
+                orders { handler = h }
+                audit { handler = h, key-namespace = shared }
+                billing { handler = h, key-namespace = shared }
+              }
+            }
+            """);
+    assertThat(c.subscriptions().get("orders").keyNamespace()).isEqualTo("orders");
+    assertThat(c.subscriptions().get("orders").storedKey("po-7")).isEqualTo("orders:po-7");
+    assertThat(c.subscriptions().get("audit").storedKey("orders:po-7"))
+        .isEqualTo("shared:orders:po-7")
+        .isEqualTo(c.subscriptions().get("billing").storedKey("orders:po-7"));
+  }
+
+  @Test
+  void a_key_namespace_with_a_colon_is_refused_so_stored_keys_stay_unambiguous()
+      throws IOException {
+    assertThat(
+            problems(
+                """
+                pubsub-worker {
+                  project-id = p
+                  subscriptions {
+                    a { handler = h, key-namespace = "orders:x" }
+                    "b:c" { handler = h }
+                  }
+                }
+                """))
+        .contains(
+            "pubsub-worker.subscriptions.a.key-namespace: must be 1-100 letters, digits, '.', '_'"
+                + " or '-' (no ':'), but was 'orders:x' (worker.conf:4)")
+        .anySatisfy(
+            p ->
+                assertThat(p)
+                    .contains(
+                        "key-namespace: defaults to the subscription id, but 'b:c' is not a valid"
+                            + " namespace"));
+  }
+
+  @Test
   void every_problem_is_reported_at_once_with_its_path_and_origin() throws IOException {
     List<String> problems =
         problems(

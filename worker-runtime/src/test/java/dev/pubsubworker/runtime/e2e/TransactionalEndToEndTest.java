@@ -86,7 +86,7 @@ class TransactionalEndToEndTest {
       h.publish("ok", Map.of("id", "po-1"));
       await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.count(Outcome.PROCESSED) == 1);
       assertThat(rows(db, orders, "po-1")).isEqualTo(1);
-      assertThat(worker.admin().inspect("orders:po-1").orElseThrow().state())
+      assertThat(worker.admin().inspect("test:orders:po-1").orElseThrow().state())
           .isEqualTo(LockState.DONE);
 
       // A republish of the same order is a duplicate: no second row.
@@ -99,7 +99,7 @@ class TransactionalEndToEndTest {
       await().atMost(Duration.ofSeconds(60)).until(() -> outcomes.count(Outcome.PROCESSED) == 2);
       assertThat(outcomes.count(Outcome.FAILED)).isEqualTo(2);
       assertThat(rows(db, orders, "po-2")).isEqualTo(1);
-      assertThat(worker.admin().inspect("orders:po-2").orElseThrow().state())
+      assertThat(worker.admin().inspect("test:orders:po-2").orElseThrow().state())
           .isEqualTo(LockState.DONE);
     } finally {
       try (Connection c = db.dataSource().getConnection();

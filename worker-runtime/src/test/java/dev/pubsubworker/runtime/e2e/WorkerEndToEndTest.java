@@ -341,12 +341,15 @@ class WorkerEndToEndTest {
       // of a cancelled streaming pull and may hold the message for minutes, so the test checks
       // the claim instead of waiting for it.)
       try (LockStore shared = LockStore.of(sameStore(store))) {
-        LockRecord record = shared.admin().inspect(id).orElseThrow();
+        // Stored under the subscription's key namespace, its id: test.
+        LockRecord record = shared.admin().inspect("test:" + id).orElseThrow();
         assertThat(record.state()).isEqualTo(LockState.CLAIMED);
         assertThat(record.fence()).isEqualTo(2);
         assertThat(record.reclaimable()).isTrue();
         ClaimResult redelivery =
-            shared.backend().claim(ClaimRequest.of(id, Duration.ofSeconds(30), "redelivery"));
+            shared
+                .backend()
+                .claim(ClaimRequest.of("test:" + id, Duration.ofSeconds(30), "redelivery"));
         assertThat(redelivery).isInstanceOf(ClaimResult.Won.class);
         assertThat(((ClaimResult.Won) redelivery).claim().fence()).isEqualTo(3);
       }

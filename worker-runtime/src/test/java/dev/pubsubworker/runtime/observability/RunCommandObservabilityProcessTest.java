@@ -118,7 +118,8 @@ class RunCommandObservabilityProcessTest {
             n -> {
               assertThat(n.get("message").asText()).startsWith("placed order po-1");
               assertThat(n.get("subscription").asText()).isEqualTo("orders");
-              assertThat(n.get("key").asText()).isEqualTo("orders:po-1");
+              // The key as stored: the subscription's namespace, then template:orders:{order_id}.
+              assertThat(n.get("key").asText()).isEqualTo("orders:orders:po-1");
               assertThat(n.get("fence").asLong()).isEqualTo(1);
               assertThat(n.has("messageId")).isTrue();
             });

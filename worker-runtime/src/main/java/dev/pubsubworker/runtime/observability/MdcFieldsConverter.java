@@ -1,0 +1,40 @@
+package dev.pubsubworker.runtime.observability;
+
+import ch.qos.logback.classic.pattern.ClassicConverter;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import java.util.Map;
+
+/**
+ * The text pattern's {@code %mdcFields}: the dispatcher's MDC fields that are present, as {@code "
+ * [orders 1234 attempt=2 key=po-7 fence=3]"} (subscription and message id bare, the others named),
+ * or nothing at all on a line written outside a message. Values arrive escaped ({@link
+ * EscapedEvent}).
+ */
+final class MdcFieldsConverter extends ClassicConverter {
+
+  /** The conversion word in a pattern. */
+  static final String WORD = "mdcFields";
+
+  @Override
+  public String convert(ILoggingEvent event) {
+    Map<String, String> mdc = event.getMDCPropertyMap();
+    if (mdc == null || mdc.isEmpty()) {
+      return "";
+    }
+    StringBuilder fields = new StringBuilder();
+    for (String name : MdcKeys.ALL) {
+      String value = mdc.get(name);
+      if (value == null || value.isEmpty()) {
+        continue;
+      }
+      fields.append(fields.length() == 0 ? " [" : " ");
+      switch (name) {
+        case MdcKeys.SUBSCRIPTION, MdcKeys.MESSAGE_ID -> {}
+        case MdcKeys.DELIVERY_ATTEMPT -> fields.append("attempt=");
+        default -> fields.append(name).append('=');
+      }
+      fields.append(value);
+    }
+    return fields.length() == 0 ? "" : fields.append(']').toString();
+  }
+}
