@@ -24,12 +24,14 @@ final class LockStoreProbe {
   static final String KEY = "pubsub-worker:readiness-probe";
 
   private static final Logger log = LoggerFactory.getLogger(LockStoreProbe.class);
+  private static final long STOP_WAIT_MILLIS = 2000;
 
   private final Supplier<LockAdmin> admin;
   private final Duration interval;
   private final LockStoreFreshness freshness;
   private final WorkerMetrics metrics;
   private ScheduledExecutorService scheduler;
+  private volatile boolean stopped;
   private boolean lastFailed;
 
   LockStoreProbe(
@@ -59,15 +61,30 @@ final class LockStoreProbe {
         this::probeOnce, 0, Math.max(1, interval.toMillis()), TimeUnit.MILLISECONDS);
   }
 
-  /** Stops probing; a read in progress is interrupted. Idempotent. */
+  /**
+   * Stops probing and waits (up to {@value #STOP_WAIT_MILLIS} ms) for a read in progress, which is
+   * interrupted; a read that fails because of the stop is not logged. After it returns the probe no
+   * longer touches the lock store, so the store can be closed. Idempotent.
+   */
   synchronized void stop() {
+    stopped = true;
     if (scheduler != null) {
       scheduler.shutdownNow();
+      try {
+        if (!scheduler.awaitTermination(STOP_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+          log.debug("a lock-store probe read is still in progress after the stop");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
   /** One read. Never throws: a scheduled task that threw would end the schedule. */
   void probeOnce() {
+    if (stopped) {
+      return;
+    }
     long started = System.nanoTime();
     try {
       admin.get().inspect(KEY);
@@ -81,7 +98,9 @@ final class LockStoreProbe {
       metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), false);
       String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
       freshness.failed("probe failed: " + why.lines().findFirst().orElse(""));
-      if (!lastFailed) {
+      if (stopped) {
+        log.debug("lock store readiness probe stopped during a read: {}", why);
+      } else if (!lastFailed) {
         log.warn("lock store readiness probe failed: {}", why, e);
       }
       lastFailed = true;

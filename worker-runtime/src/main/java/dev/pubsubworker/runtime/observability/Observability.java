@@ -139,6 +139,15 @@ public final class Observability implements AutoCloseable {
    */
   public void start(Worker worker) {
     start(WorkerStatus.of(worker), worker::admin);
+    // The probe reads the lock store; it must be gone before the worker closes the store.
+    worker.onStop(this::stopProbe);
+  }
+
+  /** Stops the lock-store probe (waiting for a read in progress); idempotent. */
+  synchronized void stopProbe() {
+    if (probe != null) {
+      probe.stop();
+    }
   }
 
   /** Starts against any worker status and lock store (tests wrap a real worker's). */

@@ -80,12 +80,22 @@ final class GuardedDispatcher {
     this.options = config.transactional() ? o.transactional(true) : o;
   }
 
-  /** Handles one delivery on the calling (handler) thread and settles it. */
+  /**
+   * Handles one delivery on the calling (handler) thread and settles it. Once the worker has begun
+   * stopping, a delivery is nacked at once without running anything ({@link
+   * Outcome#REFUSED_AT_SHUTDOWN}).
+   */
   void dispatch(PubsubMessage pubsub, Reply reply) {
     listener.received(config.id());
-    InboundMessage message = toInbound(pubsub);
     InFlight.Entry entry = new InFlight.Entry(config.id(), Thread.currentThread(), reply);
     long id = inFlight.add(entry);
+    if (id == InFlight.REFUSED) {
+      // Counted by InFlight and reported in one line by the stop, not one line per delivery.
+      reply.nack();
+      listener.settled(config.id(), Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
+      return;
+    }
+    InboundMessage message = toInbound(pubsub);
     listener.inFlight(config.id(), 1);
     MDC.put("subscription", config.id());
     MDC.put("messageId", message.messageId());
@@ -197,6 +207,12 @@ final class GuardedDispatcher {
 
   private Void invoke(InboundMessage message, InFlight.Entry entry, WorkContext ctx)
       throws Exception {
+    // Publish the context before checking for an abandonment: the stop settles first and reads the
+    // context after, so one of the two always sees the other.
+    entry.context = ctx;
+    if (entry.settled.get()) {
+      throw new InterruptedException("abandoned at shutdown before the handler started");
+    }
     entry.fence = ctx.fencingToken();
     MDC.put("fence", Long.toString(ctx.fencingToken()));
     handler.handle(message, new GuardedContext(config.id(), ctx));

@@ -9,8 +9,10 @@ import com.google.cloud.pubsub.v1.Publisher;
 import com.google.cloud.pubsub.v1.SubscriptionAdminSettings;
 import com.google.cloud.pubsub.v1.TopicAdminSettings;
 import com.google.pubsub.v1.TopicName;
+import io.grpc.ClientInterceptor;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
@@ -22,9 +24,11 @@ import java.util.concurrent.TimeUnit;
 public final class PubSubConnection implements AutoCloseable {
 
   private final ManagedChannel emulatorChannel;
+  private final List<ClientInterceptor> interceptors;
 
-  private PubSubConnection(ManagedChannel emulatorChannel) {
+  private PubSubConnection(ManagedChannel emulatorChannel, List<ClientInterceptor> interceptors) {
     this.emulatorChannel = emulatorChannel;
+    this.interceptors = interceptors;
   }
 
   /**
@@ -33,10 +37,21 @@ public final class PubSubConnection implements AutoCloseable {
    * @param emulatorHost host:port of a Pub/Sub emulator
    */
   public static PubSubConnection create(Optional<String> emulatorHost) {
+    return create(emulatorHost, List.of());
+  }
+
+  /**
+   * As {@link #create(Optional)}, with {@code interceptors} on every call of the emulator channel,
+   * and on the subscribers' channels to Google Cloud ({@link #subscriberChannelProvider()}).
+   */
+  public static PubSubConnection create(
+      Optional<String> emulatorHost, List<ClientInterceptor> interceptors) {
+    List<ClientInterceptor> list = List.copyOf(interceptors);
     return new PubSubConnection(
         emulatorHost
-            .map(h -> ManagedChannelBuilder.forTarget(h).usePlaintext().build())
-            .orElse(null));
+            .map(h -> ManagedChannelBuilder.forTarget(h).usePlaintext().intercept(list).build())
+            .orElse(null),
+        list);
   }
 
   /** Whether this connection goes to an emulator. */
@@ -50,6 +65,23 @@ public final class PubSubConnection implements AutoCloseable {
         ? Optional.empty()
         : Optional.of(
             FixedTransportChannelProvider.create(GrpcTransportChannel.create(emulatorChannel)));
+  }
+
+  /**
+   * The channel provider for streaming-pull subscribers: the emulator channel, or the subscriber's
+   * default channel to Google Cloud (20 MB inbound messages, 5-minute keep-alive, as the client
+   * library's {@code Subscriber} sets it) with this connection's interceptors.
+   */
+  public TransportChannelProvider subscriberChannelProvider() {
+    if (emulatorChannel != null) {
+      return FixedTransportChannelProvider.create(GrpcTransportChannel.create(emulatorChannel));
+    }
+    return SubscriptionAdminSettings.defaultGrpcTransportProviderBuilder()
+        .setMaxInboundMessageSize(20 * 1024 * 1024)
+        .setMaxInboundMetadataSize(4 * 1024 * 1024)
+        .setKeepAliveTimeDuration(java.time.Duration.ofMinutes(5))
+        .setInterceptorProvider(() -> interceptors)
+        .build();
   }
 
   /** No credentials for an emulator; Application Default Credentials otherwise. */

@@ -20,14 +20,17 @@ import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -57,6 +60,8 @@ public final class Worker {
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final StreamHealth streams;
+  private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
   private volatile PubSubConnection connection;
   private volatile SubscriptionSet subscriptions;
 
@@ -69,6 +74,7 @@ public final class Worker {
     this.injector = injector;
     this.dispatchListener = dispatchListener;
     this.keyLogFormat = keyLogFormat;
+    this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
   }
 
   /**
@@ -128,11 +134,19 @@ public final class Worker {
   public void start() {
     Map<String, MessageHandler> handlers = handlers();
     IdempotencyGuard guard = injector.getInstance(IdempotencyGuard.class);
-    connection = PubSubConnection.create(config.pubsubEmulatorHost());
+    connection =
+        PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
     try {
       subscriptions =
           SubscriptionSet.start(
-              config, handlers, guard, dispatchListener, connection, keyLogFormat, this::onFailure);
+              config,
+              handlers,
+              guard,
+              dispatchListener,
+              connection,
+              streams,
+              keyLogFormat,
+              this::onFailure);
     } catch (RuntimeException e) {
       closeResources();
       stopped.countDown();
@@ -145,9 +159,13 @@ public final class Worker {
   }
 
   /**
-   * Stops gracefully: stop pulling, let in-flight handlers finish within {@code shutdown-grace},
-   * release and nack the rest, then close the clients and the lock store. Idempotent; concurrent
-   * callers wait for the first.
+   * Stops gracefully (see {@link SubscriptionSet} for each step): no delivery starts from now on
+   * and those waiting for a handler thread are nacked, pulling stops, running handlers get {@code
+   * shutdown-grace}, the rest are abandoned (claim released, interrupted, nacked); then the clients
+   * and the lock store are closed. Returns within {@code shutdown-grace} + {@link
+   * SubscriptionSet#RELEASE_BUDGET} + {@link SubscriptionSet#TERMINATION_BUDGET} + 5 s (closing the
+   * Pub/Sub channel) plus the lock store's own close. Idempotent; concurrent callers wait for the
+   * first.
    */
   public void stop() {
     if (!stopping.compareAndSet(false, true)) {
@@ -155,12 +173,28 @@ public final class Worker {
       return;
     }
     try {
+      for (Runnable r : onStop) {
+        try {
+          r.run();
+        } catch (RuntimeException e) {
+          log.warn("a stop action failed; stopping anyway", e);
+        }
+      }
       SubscriptionSet subs = subscriptions;
       if (subs != null) {
-        int abandoned = subs.stop(config.shutdownGrace());
         log.info(
-            "worker stopped{}",
-            abandoned == 0 ? "" : "; " + abandoned + " unfinished handler(s) released and nacked");
+            "stopping: no delivery starts from now on; running handlers get up to {}",
+            config.shutdownGrace());
+        SubscriptionSet.StopSummary s = subs.stop(config.shutdownGrace());
+        log.info(
+            "worker stopped: {} handler(s) were running at the stop, {} finished within the grace,"
+                + " {} abandoned (interrupted, nacked; {} claim(s) released); {} delivery(ies)"
+                + " nacked without running",
+            s.runningAtStop(),
+            s.finishedInGrace(),
+            s.abandoned(),
+            s.released(),
+            s.refused());
       }
     } finally {
       closeResources();
@@ -181,6 +215,23 @@ public final class Worker {
   public boolean isReady() {
     SubscriptionSet subs = subscriptions;
     return subs != null && !stopping.get() && subs.allRunning();
+  }
+
+  /**
+   * Runs {@code action} when a stop begins, before the subscriptions stop and before anything is
+   * closed: for what must not touch the lock store or Pub/Sub once they close (the readiness
+   * probe). Actions run in registration order on the stopping thread; one that throws is logged.
+   */
+  public void onStop(Runnable action) {
+    onStop.add(action);
+  }
+
+  /**
+   * Why some subscription's streaming pull is down, one line per subscription; empty while every
+   * stream is up (or reconnecting within {@link StreamHealth#SETTLE}).
+   */
+  public List<String> pubsubProblems() {
+    return streams.problems();
   }
 
   /** Whether a stop has begun (by {@link #stop()}, a signal, or a subscriber's failure). */
