@@ -23,6 +23,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class PubSubConnection implements AutoCloseable {
 
+  /** The most {@link #close()} waits for the channel's calls to end. */
+  public static final java.time.Duration CLOSE_TIMEOUT = java.time.Duration.ofSeconds(5);
+
   private final ManagedChannel emulatorChannel;
   private final List<ClientInterceptor> interceptors;
 
@@ -114,13 +117,13 @@ public final class PubSubConnection implements AutoCloseable {
     return b;
   }
 
-  /** Shuts the emulator channel down, waiting up to 5 s. */
+  /** Shuts the emulator channel down, waiting up to {@link #CLOSE_TIMEOUT}. */
   @Override
   public void close() {
     if (emulatorChannel != null) {
       emulatorChannel.shutdown();
       try {
-        if (!emulatorChannel.awaitTermination(5, TimeUnit.SECONDS)) {
+        if (!emulatorChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
           emulatorChannel.shutdownNow();
         }
       } catch (InterruptedException e) {

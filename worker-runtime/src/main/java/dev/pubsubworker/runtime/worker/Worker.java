@@ -25,6 +25,7 @@ import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
@@ -50,6 +51,18 @@ import org.slf4j.LoggerFactory;
  * fails while running stops the whole worker, and {@link #failure()} says why.
  */
 public final class Worker {
+
+  /**
+   * How long a graceful {@link #stop()} may take past {@code shutdown-grace}: {@link
+   * SubscriptionSet#RELEASE_BUDGET} to release abandoned claims, {@link
+   * SubscriptionSet#TERMINATION_BUDGET} for the subscribers to flush their nacks and stop, and 5 s
+   * to close the Pub/Sub channel. Closing the lock store comes on top, bounded by the store's own
+   * timeouts (it is idle by then). Deployments keep their kill timeout above grace + this bound.
+   */
+  public static final Duration STOP_BOUND =
+      SubscriptionSet.RELEASE_BUDGET
+          .plus(SubscriptionSet.TERMINATION_BUDGET)
+          .plus(PubSubConnection.CLOSE_TIMEOUT);
 
   private static final Logger log = LoggerFactory.getLogger(Worker.class);
 
@@ -162,10 +175,8 @@ public final class Worker {
    * Stops gracefully (see {@link SubscriptionSet} for each step): no delivery starts from now on
    * and those waiting for a handler thread are nacked, pulling stops, running handlers get {@code
    * shutdown-grace}, the rest are abandoned (claim released, interrupted, nacked); then the clients
-   * and the lock store are closed. Returns within {@code shutdown-grace} + {@link
-   * SubscriptionSet#RELEASE_BUDGET} + {@link SubscriptionSet#TERMINATION_BUDGET} + 5 s (closing the
-   * Pub/Sub channel) plus the lock store's own close. Idempotent; concurrent callers wait for the
-   * first.
+   * and the lock store are closed. Returns within {@code shutdown-grace} + {@link #STOP_BOUND}
+   * (plus the idle lock store's own close). Idempotent; concurrent callers wait for the first.
    */
   public void stop() {
     if (!stopping.compareAndSet(false, true)) {

@@ -5,8 +5,13 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
-import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
+import com.typesafe.config.ConfigFactory;
+import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.core.LockState;
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.store.LockStore;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
@@ -50,14 +55,23 @@ class ShutdownProcessTest {
 
   @TempDir Path dir;
 
-  @Test
-  void sigterm_runs_nothing_new_finishes_or_releases_the_running_and_exits_0() throws Exception {
+  /** Where the test drops {@code release-N} to let handler N finish. */
+  private Path releases;
+
+  /** The Redis key prefix of this test's records. */
+  private String prefix;
+
+  /**
+   * Writes a worker config (Redis store, the blocking plugin, {@link #THREADS} handler threads) and
+   * publishes {@code messages} jobs before any worker starts.
+   */
+  private Path setUp(int messages) throws IOException {
     PubSubEmulator pubsub = TestServices.pubsub();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
     Path plugins = Files.createDirectories(dir.resolve("plugins"));
     buildBlockingPlugin(plugins.resolve("blocking.jar"));
-    Path releases = Files.createDirectories(dir.resolve("releases"));
-    String prefix = TestServices.uniqueName("sigterm") + ":";
+    releases = Files.createDirectories(dir.resolve("releases"));
+    prefix = TestServices.uniqueName("sigterm") + ":";
     Path config = dir.resolve("worker.conf");
     Files.writeString(
         config,
@@ -91,7 +105,7 @@ class ShutdownProcessTest {
                 fixture.subscription().getSubscription(),
                 THREADS));
     // Published before the worker starts, so its first pull brings more than it has threads for.
-    for (int n = 1; n <= MESSAGES; n++) {
+    for (int n = 1; n <= messages; n++) {
       pubsub.publish(
           fixture.topic(),
           PubsubMessage.newBuilder()
@@ -99,6 +113,12 @@ class ShutdownProcessTest {
               .putAttributes("n", Integer.toString(n))
               .build());
     }
+    return config;
+  }
+
+  @Test
+  void sigterm_runs_nothing_new_finishes_or_releases_the_running_and_exits_0() throws Exception {
+    Path config = setUp(MESSAGES);
     Path log = dir.resolve("worker.log");
     Process worker = CliProcess.builder(log, "run", "--config", config.toString()).start();
     try {
@@ -111,11 +131,7 @@ class ShutdownProcessTest {
       Files.createFile(releases.resolve("release-" + finisher));
       await().atMost(WAIT).until(() -> Files.readString(log).contains("finished " + finisher));
 
-      Duration bound =
-          GRACE
-              .plus(SubscriptionSet.RELEASE_BUDGET)
-              .plus(SubscriptionSet.TERMINATION_BUDGET)
-              .plusSeconds(5);
+      Duration bound = GRACE.plus(Worker.STOP_BOUND);
       assertThat(worker.waitFor(bound.toSeconds() + 10, TimeUnit.SECONDS))
           .as("exits within the grace plus the documented bound")
           .isTrue();
@@ -149,10 +165,8 @@ class ShutdownProcessTest {
           .as("the buffered deliveries, nacked without running")
           .isBetween(1, MESSAGES - THREADS);
 
-      // The store: DONE for the finished one, released claims for the abandoned, nothing else.
-      assertThat(inspect(config, "job-" + finisher))
-          .contains("\"state\":\"DONE\"")
-          .contains("\"fence\":1");
+      // The store, as `inspect` shows it: released claims for the abandoned handlers. The others,
+      // read directly: DONE for the finished one, no record for those that never started.
       for (String n : running.subList(1, running.size())) {
         assertThat(inspect(config, "job-" + n))
             .as("job %s was abandoned: its claim released, reclaimable at once", n)
@@ -161,15 +175,16 @@ class ShutdownProcessTest {
             .contains("\"claimToken\":null")
             .contains("\"reclaimable\":true");
       }
-      String neverStarted =
-          java.util.stream.IntStream.rangeClosed(1, MESSAGES)
-              .mapToObj(Integer::toString)
-              .filter(n -> !running.contains(n))
-              .findFirst()
-              .orElseThrow();
-      assertThat(inspect(config, "job-" + neverStarted))
-          .as("job %s never started: no record", neverStarted)
-          .contains("\"state\":null");
+      try (LockStore store = LockStore.of(sameStore())) {
+        LockRecord done = store.admin().inspect("job-" + finisher).orElseThrow();
+        assertThat(done.state()).isEqualTo(LockState.DONE);
+        assertThat(done.fence()).isEqualTo(1);
+        for (int n = 1; n <= MESSAGES; n++) {
+          if (!running.contains(Integer.toString(n))) {
+            assertThat(store.admin().inspect("job-" + n)).as("job %s never started", n).isEmpty();
+          }
+        }
+      }
 
       // The timeline, for the record (not asserted: wall-clock speed is not a test's business).
       System.out.printf(
@@ -188,6 +203,49 @@ class ShutdownProcessTest {
     } finally {
       worker.destroyForcibly();
     }
+  }
+
+  @Test
+  void a_second_signal_exits_130_at_once_and_leaves_the_claims_to_their_lease() throws Exception {
+    Path config = setUp(THREADS);
+    Path log = dir.resolve("worker-twice.log");
+    Process worker = CliProcess.builder(log, "run", "--config", config.toString()).start();
+    try {
+      await().atMost(WAIT).until(() -> started(log).size() == THREADS);
+      worker.destroy(); // SIGTERM
+      await().atMost(WAIT).until(() -> Files.readString(log).contains("stopping: no delivery"));
+      worker.destroy(); // and again, inside the grace
+      assertThat(worker.waitFor(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).isEqualTo(ExitCodes.HALTED).isEqualTo(130);
+      String output = Files.readString(log);
+      assertThat(output)
+          .contains("second signal: exiting at once")
+          .doesNotContain("worker stopped");
+      // Nothing was released: the claim is live until its lease lapses.
+      try (LockStore store = LockStore.of(sameStore())) {
+        LockRecord held = store.admin().inspect("job-" + started(log).get(0)).orElseThrow();
+        assertThat(held.state()).isEqualTo(LockState.CLAIMED);
+        assertThat(held.fence()).isEqualTo(1);
+        assertThat(held.reclaimable()).isFalse();
+      }
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
+
+  /** The worker's lock store, for reading records directly. */
+  private WorkerConfig sameStore() {
+    String hocon =
+        """
+        pubsub-worker {
+          project-id = p
+          lock-store { type = redis, redis { uri = "%s", key-prefix = "%s" } }
+          subscriptions { s { handler = h } }
+        }
+        """
+            .formatted(TestServices.redis().uri(), prefix);
+    return WorkerConfig.load(
+        ConfigFactory.parseString(hocon).withFallback(ConfigFactory.defaultReference()).resolve());
   }
 
   private List<String> started(Path log) throws IOException {
