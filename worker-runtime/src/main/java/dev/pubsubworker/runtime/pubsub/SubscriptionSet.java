@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>From its first instant no delivery starts: the dispatcher nacks every delivery that reaches
- *       it afterwards without running anything, and the deliveries already waiting for a handler
- *       thread are nacked at once on the stopping thread ({@link Outcome#REFUSED_AT_SHUTDOWN}).
- *   <li>Pulling stops (the streams are closed).
+ *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
+ *   <li>Pulling stops (the streams are closed), and the deliveries already waiting for a handler
+ *       thread are nacked at once on the stopping thread.
  *   <li>The handlers already running get the grace period.
  *   <li>At the grace, every handler still running is abandoned: its claim is released through
  *       {@link IdempotencyGuard#abandon} (the key is reclaimable at once and the claim can never
@@ -173,10 +173,11 @@ public final class SubscriptionSet {
   public StopSummary stop(Duration grace) {
     long graceEnds = System.nanoTime() + grace.toNanos();
     int runningAtStop = inFlight.beginStop();
+    // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
+    runners.forEach(SubscriptionRunner::stopAsync);
     for (SubscriptionRunner r : runners) {
       r.flushQueued();
     }
-    runners.forEach(SubscriptionRunner::stopAsync);
     boolean drained;
     try {
       drained = inFlight.awaitEmpty(Duration.ofNanos(Math.max(0, graceEnds - System.nanoTime())));
