@@ -143,7 +143,7 @@ public final class Observability implements AutoCloseable {
     worker.onStop(this::stopProbe);
   }
 
-  /** Stops the lock-store probe (waiting for a read in progress); idempotent. */
+  /** Stops the lock-store probe (see {@link LockStoreProbe#stop()}); idempotent. */
   synchronized void stopProbe() {
     if (probe != null) {
       probe.stop();
