@@ -95,13 +95,6 @@ final class InFlight {
     }
   }
 
-  /** Whether {@link #beginStop()} has run. */
-  boolean isStopping() {
-    synchronized (changed) {
-      return stopping;
-    }
-  }
-
   /** How many deliveries {@link #add} refused since the stop began. */
   int refused() {
     return refused.get();
