@@ -220,15 +220,22 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
     Claim claim = ((ClaimResult.Won) result).claim();
     LeaseKeeper keeper = startKeeper(claim, s, sentAt);
+    Context context = new Context(this, claim, keeper, clock.instant());
     T value;
     try {
-      value = work.run(new Context(claim, keeper, clock.instant()));
+      value = work.run(context);
     } catch (Throwable t) {
       keeper.finish();
-      releaseAfterFailure(claim, t);
+      if (context.end()) {
+        releaseAfterFailure(claim, t);
+      }
       throw t;
     }
     keeper.finish();
+    if (!context.end()) {
+      // Abandoned while the work ran: already released.
+      return value;
+    }
     long started = System.nanoTime();
     try {
       backend.release(claim);
@@ -248,6 +255,46 @@ public final class IdempotencyGuard implements AutoCloseable {
     return value;
   }
 
+  /**
+   * Gives up the claim of work that is still running, from another thread: for a worker whose
+   * shutdown grace ran out. Stops the claim's heartbeat, marks its lease lost (so {@link
+   * WorkContext#checkLease()} throws from now on), and releases the claim in the store, which
+   * raises the fence: the key is reclaimable at once and this claim can never complete. The work's
+   * thread is not interrupted; the caller decides that.
+   *
+   * <p>When the abandoned work ends, the guard does not release the claim again. If the work
+   * returns normally, writing DONE finds the fence stale and {@code lock} reports {@link
+   * Completion#FENCED_OUT} (logged at ERROR, since the work ran after its claim was given up).
+   *
+   * @param context the context this guard handed to the running work (by {@code lock} or {@code
+   *     mutex})
+   * @return true if this call abandoned the claim; false if the work had already ended or been
+   *     abandoned (nothing done: the guard settles an ended claim itself)
+   * @throws IllegalArgumentException if {@code context} was not created by this guard
+   * @throws LockBackendException if the release failed in the store; the claim is still marked
+   *     abandoned, and the key becomes reclaimable when its lease lapses (no heartbeat extends it)
+   */
+  public boolean abandon(WorkContext context) {
+    if (!(context instanceof Context c) || c.guard != this) {
+      throw new IllegalArgumentException("abandon needs a WorkContext this guard created");
+    }
+    if (!c.state.compareAndSet(Context.RUNNING, Context.ABANDONED)) {
+      return false;
+    }
+    c.keeper.abandon();
+    Claim claim = c.claim;
+    long started = System.nanoTime();
+    try {
+      backend.release(claim);
+    } catch (RuntimeException e) {
+      events.backendCall(GuardListener.Verb.RELEASE, started, false);
+      throw e;
+    }
+    events.backendCall(GuardListener.Verb.RELEASE, started, true);
+    events.released(claim.key(), claim.fence(), true);
+    return true;
+  }
+
   /** Stops the heartbeat scheduler if this guard created it. Leaves the backend open. */
   @Override
   public void close() {
@@ -259,7 +306,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private <T, E extends Exception> LockResult<T> runLocked(
       Claim claim, Settings s, Instant sentAt, GuardedWork<T, E> work) throws E {
     LeaseKeeper keeper = startKeeper(claim, s, sentAt);
-    Context context = new Context(claim, keeper, clock.instant());
+    Context context = new Context(this, claim, keeper, clock.instant());
     long workStarted = System.nanoTime();
     T value;
     TransactionalLockBackend.TransactionOutcome outcome = null;
@@ -273,10 +320,13 @@ public final class IdempotencyGuard implements AutoCloseable {
       }
     } catch (Throwable t) {
       keeper.finish();
-      releaseAfterFailure(claim, t);
+      if (context.end()) {
+        releaseAfterFailure(claim, t);
+      }
       throw t;
     }
     keeper.finish();
+    context.end();
     Duration workTime = Duration.ofNanos(System.nanoTime() - workStarted);
     String key = claim.key();
     if (outcome == TransactionalLockBackend.TransactionOutcome.COMMITTED) {
@@ -474,15 +524,29 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   /** The context handed to work; valid while it runs. */
   private static final class Context implements WorkContext {
+    private final IdempotencyGuard guard;
     private final Claim claim;
     private final LeaseKeeper keeper;
     private final Instant claimedAt;
+    static final int RUNNING = 0;
+    static final int ENDED = 1;
+    static final int ABANDONED = 2;
+
+    /** RUNNING until the work ends (ENDED) or {@link #abandon} gives the claim up (ABANDONED). */
+    final AtomicInteger state = new AtomicInteger(RUNNING);
+
     volatile Object resource;
 
-    Context(Claim claim, LeaseKeeper keeper, Instant claimedAt) {
+    Context(IdempotencyGuard guard, Claim claim, LeaseKeeper keeper, Instant claimedAt) {
+      this.guard = guard;
       this.claim = claim;
       this.keeper = keeper;
       this.claimedAt = claimedAt;
+    }
+
+    /** Marks the work ended; false if it was abandoned first (its claim is already released). */
+    boolean end() {
+      return state.compareAndSet(RUNNING, ENDED);
     }
 
     @Override

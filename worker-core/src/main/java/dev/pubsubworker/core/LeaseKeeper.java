@@ -98,6 +98,20 @@ final class LeaseKeeper {
     }
   }
 
+  /**
+   * Stops extending and declares the lease lost, from any thread (the claim is being given up while
+   * its work still runs). Unlike {@link #finish}, it never touches the interrupt flag.
+   */
+  void abandon() {
+    synchronized (this) {
+      finished = true;
+      lost = true;
+      if (next != null) {
+        next.cancel(false);
+      }
+    }
+  }
+
   private Duration interval() {
     return Duration.ofMillis(Math.max(1, lease.toMillis() / 3));
   }

@@ -32,6 +32,9 @@ import java.time.Duration;
  * @param executorThreads handler threads
  * @param maxAckExtension the longest the client keeps extending a message's ack deadline
  * @param minAckExtension the shortest ack-deadline extension with exactly-once delivery
+ * @param maxAckExtensionPerCall the longest single ack-deadline extension the client asks for:
+ *     bounds how long Pub/Sub holds a message after its worker died (10s to 600s, above {@code
+ *     minAckExtension})
  */
 public record SubscriptionConfig(
     String id,
@@ -54,7 +57,8 @@ public record SubscriptionConfig(
     int parallelPullCount,
     int executorThreads,
     Duration maxAckExtension,
-    Duration minAckExtension) {
+    Duration minAckExtension,
+    Duration maxAckExtensionPerCall) {
 
   /**
    * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +

@@ -262,6 +262,20 @@ public record WorkerConfig(
     if (minAck.compareTo(Duration.ofSeconds(600)) > 0) {
       r.problem("min-ack-extension", "must be at most 600s (Pub/Sub's limit), but was " + minAck);
     }
+    Duration maxAckPerCall = r.positiveDuration("max-ack-extension-per-call");
+    if (maxAckPerCall.compareTo(Duration.ofSeconds(10)) < 0
+        || maxAckPerCall.compareTo(Duration.ofSeconds(600)) > 0) {
+      r.problem(
+          "max-ack-extension-per-call",
+          "must be between 10s and 600s (Pub/Sub's ack deadline limits), but was " + maxAckPerCall);
+    } else if (maxAckPerCall.compareTo(minAck) <= 0) {
+      r.problem(
+          "max-ack-extension-per-call",
+          "must be above min-ack-extension ("
+              + minAck
+              + "), as the client library requires, but was "
+              + maxAckPerCall);
+    }
     r.skip("name");
     r.skip("handler");
     return new SubscriptionConfig(
@@ -285,7 +299,8 @@ public record WorkerConfig(
         parallelPull,
         threads,
         maxAck,
-        minAck);
+        minAck,
+        maxAckPerCall);
   }
 
   /** {@code key-namespace}, or the subscription id when it is empty; checked to have no ':'. */

@@ -16,7 +16,9 @@ import java.util.Optional;
  *       a lock-store call has been in progress longer than {@code stuckAfter} (a thread stuck in
  *       the store: a restart is the way out). A graceful stop stays live: Kubernetes is already
  *       terminating the pod.
- *   <li><b>Ready</b> only when every subscriber is pulling, no stop is under way, and the lock
+ *   <li><b>Ready</b> only when every subscriber is pulling, every subscription's streaming pull is
+ *       up (none has been failing or reconnecting for longer than {@link
+ *       dev.pubsubworker.runtime.pubsub.StreamHealth#SETTLE}), no stop is under way, and the lock
  *       store answered (a guard call or the probe returned) within {@code staleAfter}.
  * </ul>
  *
@@ -89,7 +91,7 @@ final class Health {
       case FAILED ->
           reasons.add(
               "failed: " + worker.failure().map(Throwable::toString).orElse("a subscriber failed"));
-      case RUNNING -> {}
+      case RUNNING -> reasons.addAll(worker.pubsubProblems());
     }
     Instant now = clock.instant();
     Optional<Instant> last = lockStore.lastAnswer();

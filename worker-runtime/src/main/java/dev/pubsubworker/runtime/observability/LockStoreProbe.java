@@ -30,6 +30,7 @@ final class LockStoreProbe {
   private final LockStoreFreshness freshness;
   private final WorkerMetrics metrics;
   private ScheduledExecutorService scheduler;
+  private volatile boolean stopped;
   private boolean lastFailed;
 
   LockStoreProbe(
@@ -59,8 +60,13 @@ final class LockStoreProbe {
         this::probeOnce, 0, Math.max(1, interval.toMillis()), TimeUnit.MILLISECONDS);
   }
 
-  /** Stops probing; a read in progress is interrupted. Idempotent. */
+  /**
+   * Stops probing, without waiting: no read starts after it returns, a read in progress is
+   * interrupted, and its failure (say, the store closing under it) is logged at DEBUG only. So the
+   * worker can close the store right after. Idempotent.
+   */
   synchronized void stop() {
+    stopped = true;
     if (scheduler != null) {
       scheduler.shutdownNow();
     }
@@ -68,6 +74,9 @@ final class LockStoreProbe {
 
   /** One read. Never throws: a scheduled task that threw would end the schedule. */
   void probeOnce() {
+    if (stopped) {
+      return;
+    }
     long started = System.nanoTime();
     try {
       admin.get().inspect(KEY);
@@ -81,7 +90,9 @@ final class LockStoreProbe {
       metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), false);
       String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
       freshness.failed("probe failed: " + why.lines().findFirst().orElse(""));
-      if (!lastFailed) {
+      if (stopped) {
+        log.debug("lock store readiness probe stopped during a read: {}", why);
+      } else if (!lastFailed) {
         log.warn("lock store readiness probe failed: {}", why, e);
       }
       lastFailed = true;

@@ -91,6 +91,22 @@ public final class MetricNames {
    */
   public static final String FINGERPRINT_MISMATCHES = PREFIX + "guard.fingerprint.mismatches";
 
+  /**
+   * Counter, tag {@link #SUBSCRIPTION}: streaming-pull streams opened, the first one and every
+   * reconnect (a rate above a few per hour means streams keep breaking).
+   */
+  public static final String STREAMS_OPENED = PREFIX + "pubsub.streams.opened";
+
+  /**
+   * Counter, tags {@link #SUBSCRIPTION} and {@link #CODE}: streaming-pull streams that closed with
+   * an error; the client reconnects on its own, and {@code /readyz} reports a subscription whose
+   * stream stays down.
+   */
+  public static final String STREAM_ERRORS = PREFIX + "pubsub.stream.errors";
+
+  /** Tag: a gRPC status code, e.g. {@code unavailable}. */
+  public static final String CODE = "code";
+
   /** Tag: the subscription's id in the config ({@code pubsub-worker.subscriptions.ID}). */
   public static final String SUBSCRIPTION = "subscription";
 

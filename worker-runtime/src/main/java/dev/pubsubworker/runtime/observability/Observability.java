@@ -142,6 +142,15 @@ public final class Observability implements AutoCloseable {
    */
   public void start(Worker worker) {
     start(WorkerStatus.of(worker), worker::admin, worker.lockStoreCalls());
+    // The probe reads the lock store; it must be gone before the worker closes the store.
+    worker.onStop(this::stopProbe);
+  }
+
+  /** Stops the lock-store probe (see {@link LockStoreProbe#stop()}); idempotent. */
+  synchronized void stopProbe() {
+    if (probe != null) {
+      probe.stop();
+    }
   }
 
   /**

@@ -148,6 +148,25 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
                 .increment());
   }
 
+  @Override
+  public void streamOpened(String subscription) {
+    safely(() -> meters(subscription).streamsOpened.increment());
+  }
+
+  @Override
+  public void streamError(String subscription, String code) {
+    safely(
+        () -> {
+          SubscriptionMeters m = meters(subscription);
+          Counter.builder(MetricNames.STREAM_ERRORS)
+              .description("Streaming pulls that closed with an error, by gRPC status code")
+              .tag(MetricNames.SUBSCRIPTION, subscription)
+              .tag(MetricNames.CODE, code.toLowerCase(java.util.Locale.ROOT).replace('_', '-'))
+              .register(m.registry)
+              .increment();
+        });
+  }
+
   // GuardListener
 
   @Override
@@ -305,6 +324,7 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
     final Counter fencedOut;
     final Counter completeFailed;
     final Counter fingerprintMismatches;
+    final Counter streamsOpened;
 
     SubscriptionMeters(MeterRegistry registry, String subscription) {
       this.registry = registry;
@@ -354,6 +374,9 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
           counter(
                   MetricNames.FINGERPRINT_MISMATCHES,
                   "Deliveries whose payload fingerprint differed from their key's")
+              .register(registry);
+      streamsOpened =
+          counter(MetricNames.STREAMS_OPENED, "Streaming pulls opened, first and reconnects")
               .register(registry);
     }
 

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.observability;
 
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.worker.Worker;
+import java.util.List;
 import java.util.Optional;
 
 /** What health needs to know about a worker: where it is in its life. Thread-safe. */
@@ -26,6 +27,11 @@ interface WorkerStatus {
   /** Why the worker failed, when {@link #state()} is {@link State#FAILED}. */
   Optional<Throwable> failure();
 
+  /** Why some subscription's streaming pull is down, one line each; empty if none is. */
+  default List<String> pubsubProblems() {
+    return List.of();
+  }
+
   /** The status of a real worker. */
   static WorkerStatus of(Worker worker) {
     return new WorkerStatus() {
@@ -47,6 +53,11 @@ interface WorkerStatus {
       @Override
       public Optional<Throwable> failure() {
         return worker.failure();
+      }
+
+      @Override
+      public List<String> pubsubProblems() {
+        return worker.pubsubProblems();
       }
     };
   }

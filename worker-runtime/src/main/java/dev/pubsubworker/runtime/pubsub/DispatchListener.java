@@ -23,4 +23,13 @@ public interface DispatchListener {
 
   /** An exactly-once ack completed with {@code response}. */
   default void ackResponse(String subscription, AckResponse response) {}
+
+  /** A streaming pull of {@code subscription} was opened (the first one, or a reconnect). */
+  default void streamOpened(String subscription) {}
+
+  /**
+   * A streaming pull of {@code subscription} closed with an error, {@code code} being the gRPC
+   * status code's name (e.g. {@code UNAVAILABLE}); the client reconnects on its own.
+   */
+  default void streamError(String subscription, String code) {}
 }

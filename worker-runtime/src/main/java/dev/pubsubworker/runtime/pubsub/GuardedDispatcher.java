@@ -17,6 +17,7 @@ import dev.pubsubworker.runtime.config.GuardMode;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HexFormat;
@@ -40,12 +41,20 @@ import org.slf4j.MDC;
  *   <tr><td>no (valid) key</td><td>nack (fail closed), unless allow-unguarded: run, ack</td></tr>
  *   <tr><td>complete failed / fenced out after success</td><td>ack, ERROR for alerting</td></tr>
  *   <tr><td>lock store failed before the handler</td><td>nack, ERROR</td></tr>
+ *   <tr><td>arrived after the worker began stopping</td><td>nack, nothing runs</td></tr>
  * </table>
  *
- * With exactly-once delivery every ack's {@link AckResponse} is logged if not SUCCESSFUL and
+ * Lines that an outage or a poison message would repeat endlessly (store failures per cause class,
+ * unkeyed messages, handler failures per exception class) are written once per {@link
+ * #REPEAT_INTERVAL} per kind, with the count held back since; the rest go to DEBUG.
+ *
+ * <p>With exactly-once delivery every ack's {@link AckResponse} is logged if not SUCCESSFUL and
  * counted; the DONE record makes the resulting redelivery a duplicate. Thread-safe.
  */
 final class GuardedDispatcher {
+
+  /** The least time between two lines of one repeated kind (store failure, unkeyed, poison). */
+  static final Duration REPEAT_INTERVAL = Duration.ofSeconds(10);
 
   private static final Logger log = LoggerFactory.getLogger(GuardedDispatcher.class);
 
@@ -56,6 +65,7 @@ final class GuardedDispatcher {
   private final InFlight inFlight;
   private final UnaryOperator<String> keyLogFormat;
   private final CallOptions options;
+  private final RepeatLimiter repeats;
 
   GuardedDispatcher(
       SubscriptionConfig config,
@@ -64,6 +74,25 @@ final class GuardedDispatcher {
       DispatchListener listener,
       InFlight inFlight,
       UnaryOperator<String> keyLogFormat) {
+    this(
+        config,
+        handler,
+        guard,
+        listener,
+        inFlight,
+        keyLogFormat,
+        new RepeatLimiter(REPEAT_INTERVAL, Clock.systemUTC()));
+  }
+
+  GuardedDispatcher(
+      SubscriptionConfig config,
+      MessageHandler handler,
+      IdempotencyGuard guard,
+      DispatchListener listener,
+      InFlight inFlight,
+      UnaryOperator<String> keyLogFormat,
+      RepeatLimiter repeats) {
+    this.repeats = repeats;
     this.config = config;
     this.handler = handler;
     this.guard = guard;
@@ -80,12 +109,22 @@ final class GuardedDispatcher {
     this.options = config.transactional() ? o.transactional(true) : o;
   }
 
-  /** Handles one delivery on the calling (handler) thread and settles it. */
+  /**
+   * Handles one delivery on the calling (handler) thread and settles it. Once the worker has begun
+   * stopping, a delivery is nacked at once without running anything ({@link
+   * Outcome#REFUSED_AT_SHUTDOWN}).
+   */
   void dispatch(PubsubMessage pubsub, Reply reply) {
     listener.received(config.id());
-    InboundMessage message = toInbound(pubsub);
     InFlight.Entry entry = new InFlight.Entry(config.id(), Thread.currentThread(), reply);
     long id = inFlight.add(entry);
+    if (id == InFlight.REFUSED) {
+      // Counted by InFlight and reported in one line by the stop, not one line per delivery.
+      reply.nack();
+      listener.settled(config.id(), Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
+      return;
+    }
+    InboundMessage message = toInbound(pubsub);
     listener.inFlight(config.id(), 1);
     MDC.put("subscription", config.id());
     MDC.put("messageId", message.messageId());
@@ -184,12 +223,7 @@ final class GuardedDispatcher {
           attempt(message));
       return Outcome.FINGERPRINT_REJECTED;
     } catch (LockBackendException e) {
-      log.error(
-          "lock store failed for message {} (attempt {}); nacked: {}",
-          message.messageId(),
-          attempt(message),
-          e.getMessage(),
-          e);
+      storeFailed(message, e);
       return Outcome.STORE_FAILED;
     } catch (Exception e) {
       handlerFailed(message, entry, e);
@@ -199,10 +233,41 @@ final class GuardedDispatcher {
 
   private Void invoke(InboundMessage message, InFlight.Entry entry, WorkContext ctx)
       throws Exception {
+    // Publish the context before checking for an abandonment: the stop settles first and reads the
+    // context after, so one of the two always sees the other.
+    entry.context = ctx;
+    if (entry.settled.get()) {
+      throw new InterruptedException("abandoned at shutdown before the handler started");
+    }
     entry.fence = ctx.fencingToken();
     MDC.put("fence", Long.toString(ctx.fencingToken()));
     handler.handle(message, new GuardedContext(config.id(), ctx));
     return null;
+  }
+
+  /**
+   * One ERROR line per failure kind (the cause's class) per {@link #REPEAT_INTERVAL}, with its
+   * stack trace and the count of failures held back since; the others at DEBUG.
+   */
+  private void storeFailed(InboundMessage message, LockBackendException e) {
+    Throwable cause = e.getCause() == null ? e : e.getCause();
+    RepeatLimiter.Decision d = repeats.check("store-failed:" + cause.getClass().getName());
+    if (d.write()) {
+      log.error(
+          "lock store failed for message {} (attempt {}); nacked: {}{}",
+          message.messageId(),
+          attempt(message),
+          e.getMessage(),
+          d.suppressedNote(),
+          e);
+    } else if (log.isDebugEnabled()) {
+      log.debug(
+          "lock store failed for message {} (attempt {}); nacked: {}",
+          message.messageId(),
+          attempt(message),
+          e.getMessage(),
+          e);
+    }
   }
 
   private Outcome unkeyed(InboundMessage message, InFlight.Entry entry, String why) {
@@ -210,12 +275,23 @@ final class GuardedDispatcher {
       log.debug("message {} has {}; running unguarded (allow-unguarded)", message.messageId(), why);
       return runUnguarded(message, entry);
     }
-    log.warn(
-        "message {} has {}; nacked without running the handler (fail closed; set"
-            + " allow-unguarded = true to run such messages unguarded), attempt {}",
-        message.messageId(),
-        why,
-        attempt(message));
+    // Without a dead-letter policy such a message comes back forever: one WARN per interval.
+    RepeatLimiter.Decision d = repeats.check("unkeyed");
+    if (d.write()) {
+      log.warn(
+          "message {} has {}; nacked without running the handler (fail closed; set"
+              + " allow-unguarded = true to run such messages unguarded), attempt {}{}",
+          message.messageId(),
+          why,
+          attempt(message),
+          d.suppressedNote());
+    } else {
+      log.debug(
+          "message {} has {}; nacked without running the handler, attempt {}",
+          message.messageId(),
+          why,
+          attempt(message));
+    }
     return Outcome.UNKEYED;
   }
 
@@ -239,12 +315,25 @@ final class GuardedDispatcher {
           e.toString());
       return;
     }
-    log.error(
-        "handler {} failed on message {} (attempt {}); nacked for redelivery",
-        config.handler(),
-        message.messageId(),
-        attempt(message),
-        e);
+    // A poison message without a dead-letter policy fails forever: one ERROR with the stack trace
+    // per exception class per interval, the rest at DEBUG.
+    RepeatLimiter.Decision d = repeats.check("handler-failed:" + e.getClass().getName());
+    if (d.write()) {
+      log.error(
+          "handler {} failed on message {} (attempt {}); nacked for redelivery{}",
+          config.handler(),
+          message.messageId(),
+          attempt(message),
+          d.suppressedNote(),
+          e);
+    } else if (log.isDebugEnabled()) {
+      log.debug(
+          "handler {} failed on message {} (attempt {}); nacked for redelivery",
+          config.handler(),
+          message.messageId(),
+          attempt(message),
+          e);
+    }
   }
 
   private static String attempt(InboundMessage message) {

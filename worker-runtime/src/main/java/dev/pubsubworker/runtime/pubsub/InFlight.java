@@ -1,19 +1,29 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import dev.pubsubworker.core.WorkContext;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The deliveries whose handling is in progress in one worker, so a graceful stop can wait for them
  * and then abandon the stragglers. Each delivery is settled (acked or nacked) exactly once, by
- * whichever of the dispatcher and the stop gets there first. Thread-safe.
+ * whichever of the dispatcher and the stop gets there first.
+ *
+ * <p>Once {@link #beginStop()} has run, {@link #add} refuses every new delivery: the set of
+ * deliveries that may run a handler is then fixed, and it is exactly {@link #snapshot()} at that
+ * moment. Thread-safe.
  */
 final class InFlight {
+
+  /** What {@link #add} returns for a delivery refused because the worker is stopping. */
+  static final long REFUSED = -1;
 
   /** One delivery in progress. */
   static final class Entry {
@@ -23,6 +33,9 @@ final class InFlight {
     final AtomicBoolean settled = new AtomicBoolean();
     volatile String key;
     volatile long fence;
+
+    /** The guard's context once the claim is won; what a stop abandons. */
+    volatile WorkContext context;
 
     Entry(String subscription, Thread thread, Reply reply) {
       this.subscription = subscription;
@@ -39,23 +52,52 @@ final class InFlight {
   private final AtomicLong ids = new AtomicLong();
   private final Map<Long, Entry> entries = new ConcurrentHashMap<>();
   private final Object changed = new Object();
+  private final AtomicInteger refused = new AtomicInteger();
+  private boolean stopping;
 
-  /** Registers a delivery handled on the current thread; remove it with {@link #remove}. */
+  /**
+   * Registers a delivery handled on the current thread; remove it with {@link #remove}.
+   *
+   * @return its id, or {@link #REFUSED} if a stop has begun (the delivery must not run)
+   */
   long add(Entry entry) {
-    long id = ids.incrementAndGet();
-    entries.put(id, entry);
-    return id;
+    synchronized (changed) {
+      if (stopping) {
+        refused.incrementAndGet();
+        return REFUSED;
+      }
+      long id = ids.incrementAndGet();
+      entries.put(id, entry);
+      return id;
+    }
   }
 
   void remove(long id) {
-    entries.remove(id);
     synchronized (changed) {
+      entries.remove(id);
       changed.notifyAll();
     }
   }
 
   int size() {
     return entries.size();
+  }
+
+  /**
+   * Refuses every later {@link #add}.
+   *
+   * @return how many deliveries were in progress at that moment: the only ones that can still run
+   */
+  int beginStop() {
+    synchronized (changed) {
+      stopping = true;
+      return entries.size();
+    }
+  }
+
+  /** How many deliveries {@link #add} refused since the stop began. */
+  int refused() {
+    return refused.get();
   }
 
   /**
@@ -71,7 +113,7 @@ final class InFlight {
         if (left <= 0) {
           return false;
         }
-        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(changed, left);
+        TimeUnit.NANOSECONDS.timedWait(changed, left);
       }
       return true;
     }

@@ -23,7 +23,9 @@ public enum Outcome {
   /** The lock store failed before the handler ran: nacked. */
   STORE_FAILED(false),
   /** Still running when the shutdown grace ran out: its claim released, nacked. */
-  ABANDONED(false);
+  ABANDONED(false),
+  /** Reached the dispatcher after the worker began stopping: nacked, nothing ran. */
+  REFUSED_AT_SHUTDOWN(false);
 
   private final boolean acked;
 

@@ -20,6 +20,7 @@ import io.grpc.ManagedChannelBuilder;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -49,10 +50,15 @@ public final class PubSubConnection implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(PubSubConnection.class);
   private static final long WARN_EVERY_NANOS = TimeUnit.SECONDS.toNanos(30);
 
-  private final ManagedChannel emulatorChannel;
+  /** The most {@link #close()} waits for the channel's calls to end. */
+  public static final java.time.Duration CLOSE_TIMEOUT = java.time.Duration.ofSeconds(5);
 
-  private PubSubConnection(ManagedChannel emulatorChannel) {
+  private final ManagedChannel emulatorChannel;
+  private final List<ClientInterceptor> interceptors;
+
+  private PubSubConnection(ManagedChannel emulatorChannel, List<ClientInterceptor> interceptors) {
     this.emulatorChannel = emulatorChannel;
+    this.interceptors = interceptors;
   }
 
   /**
@@ -61,11 +67,28 @@ public final class PubSubConnection implements AutoCloseable {
    * @param emulatorHost host:port of a Pub/Sub emulator
    */
   public static PubSubConnection create(Optional<String> emulatorHost) {
-    return create(emulatorHost, MAX_INBOUND_MESSAGE_BYTES);
+    return create(emulatorHost, List.of());
+  }
+
+  /**
+   * As {@link #create(Optional)}, with {@code interceptors} on every call of the emulator channel,
+   * and on the subscribers' channels to Google Cloud ({@link #subscriberChannelProvider()}).
+   */
+  public static PubSubConnection create(
+      Optional<String> emulatorHost, List<ClientInterceptor> interceptors) {
+    return create(emulatorHost, interceptors, MAX_INBOUND_MESSAGE_BYTES);
   }
 
   /** As {@link #create(Optional)}, with the emulator channel's inbound message limit (tests). */
   static PubSubConnection create(Optional<String> emulatorHost, int maxInboundMessageBytes) {
+    return create(emulatorHost, List.of(), maxInboundMessageBytes);
+  }
+
+  private static PubSubConnection create(
+      Optional<String> emulatorHost,
+      List<ClientInterceptor> interceptors,
+      int maxInboundMessageBytes) {
+    List<ClientInterceptor> list = List.copyOf(interceptors);
     return new PubSubConnection(
         emulatorHost
             .map(
@@ -74,9 +97,11 @@ public final class PubSubConnection implements AutoCloseable {
                         .usePlaintext()
                         .maxInboundMessageSize(maxInboundMessageBytes)
                         .maxInboundMetadataSize(MAX_INBOUND_METADATA_BYTES)
+                        .intercept(list)
                         .intercept(new ResourceExhaustedWarning(h, maxInboundMessageBytes))
                         .build())
-            .orElse(null));
+            .orElse(null),
+        list);
   }
 
   /**
@@ -146,6 +171,23 @@ public final class PubSubConnection implements AutoCloseable {
             FixedTransportChannelProvider.create(GrpcTransportChannel.create(emulatorChannel)));
   }
 
+  /**
+   * The channel provider for streaming-pull subscribers: the emulator channel, or the subscriber's
+   * default channel to Google Cloud (20 MB inbound messages, 5-minute keep-alive, as the client
+   * library's {@code Subscriber} sets it) with this connection's interceptors.
+   */
+  public TransportChannelProvider subscriberChannelProvider() {
+    if (emulatorChannel != null) {
+      return FixedTransportChannelProvider.create(GrpcTransportChannel.create(emulatorChannel));
+    }
+    return SubscriptionAdminSettings.defaultGrpcTransportProviderBuilder()
+        .setMaxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
+        .setMaxInboundMetadataSize(MAX_INBOUND_METADATA_BYTES)
+        .setKeepAliveTimeDuration(java.time.Duration.ofMinutes(5))
+        .setInterceptorProvider(() -> interceptors)
+        .build();
+  }
+
   /** No credentials for an emulator; Application Default Credentials otherwise. */
   public CredentialsProvider credentialsProvider() {
     return emulatorChannel != null
@@ -176,13 +218,13 @@ public final class PubSubConnection implements AutoCloseable {
     return b;
   }
 
-  /** Shuts the emulator channel down, waiting up to 5 s. */
+  /** Shuts the emulator channel down, waiting up to {@link #CLOSE_TIMEOUT}. */
   @Override
   public void close() {
     if (emulatorChannel != null) {
       emulatorChannel.shutdown();
       try {
-        if (!emulatorChannel.awaitTermination(5, TimeUnit.SECONDS)) {
+        if (!emulatorChannel.awaitTermination(CLOSE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS)) {
           emulatorChannel.shutdownNow();
         }
       } catch (InterruptedException e) {

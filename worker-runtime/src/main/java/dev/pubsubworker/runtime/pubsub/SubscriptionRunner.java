@@ -3,14 +3,12 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.core.ApiService;
 import com.google.api.gax.batching.FlowControlSettings;
 import com.google.api.gax.batching.FlowController;
-import com.google.api.gax.core.InstantiatingExecutorProvider;
 import com.google.cloud.pubsub.v1.AckReplyConsumerWithResponse;
 import com.google.cloud.pubsub.v1.MessageReceiver;
 import com.google.cloud.pubsub.v1.MessageReceiverWithAckResponse;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
-import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import java.time.Duration;
@@ -23,8 +21,14 @@ import org.slf4j.LoggerFactory;
 /**
  * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding the
  * {@link GuardedDispatcher}. With exactly-once delivery it uses the ack-with-response receiver and
- * the configured minimum ack extension. Stopping waits for in-flight handlers (the worker decides
- * for how long), then nacks what is left.
+ * the configured minimum ack extension; every ack-deadline extension is at most {@code
+ * max-ack-extension-per-call}.
+ *
+ * <p>Stopping: {@link #stopAsync} closes the stream; the client then waits (mode
+ * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
+ * stop guarantees by the end of its grace. The client's own timeout, {@code shutdownTimeout}, is
+ * set beyond that so it never cuts a handler off. {@link #flushQueued} runs the deliveries waiting
+ * for a handler thread on the caller, where the stopping dispatcher nacks them.
  */
 final class SubscriptionRunner {
 
@@ -33,6 +37,7 @@ final class SubscriptionRunner {
   private final SubscriptionConfig config;
   private final SubscriptionFacts facts;
   private final Subscriber subscriber;
+  private final HandlerPools handlerThreads;
 
   SubscriptionRunner(
       SubscriptionConfig config,
@@ -43,6 +48,8 @@ final class SubscriptionRunner {
       Consumer<Throwable> onFailure) {
     this.config = config;
     this.facts = facts;
+    this.handlerThreads =
+        new HandlerPools(config.executorThreads(), "handler-" + config.id() + "-");
     Subscriber.Builder b;
     if (facts.exactlyOnce()) {
       MessageReceiverWithAckResponse receiver =
@@ -54,6 +61,7 @@ final class SubscriptionRunner {
       b =
           Subscriber.newBuilder(facts.path(), receiver)
               .setMinDurationPerAckExtensionDuration(config.minAckExtension());
+      // The config guarantees min < max-per-call, as the client requires when both are set.
     } else {
       MessageReceiver receiver = (m, consumer) -> dispatcher.dispatch(m, Reply.of(consumer));
       b = Subscriber.newBuilder(facts.path(), receiver);
@@ -65,23 +73,16 @@ final class SubscriptionRunner {
                 .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
                 .build())
         .setParallelPullCount(config.parallelPullCount())
-        .setExecutorProvider(
-            InstantiatingExecutorProvider.newBuilder()
-                .setExecutorThreadCount(config.executorThreads())
-                .setThreadFactory(
-                    new ThreadFactoryBuilder()
-                        .setNameFormat("handler-" + config.id() + "-%d")
-                        .setDaemon(true)
-                        .build())
-                .build())
+        .setExecutorProvider(handlerThreads)
         .setMaxAckExtensionPeriodDuration(config.maxAckExtension())
+        .setMaxDurationPerAckExtensionDuration(config.maxAckExtensionPerCall())
         .setSubscriberShutdownSettings(
             SubscriberShutdownSettings.newBuilder()
                 .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)
                 .setTimeout(shutdownTimeout)
                 .build())
         .setCredentialsProvider(connection.credentialsProvider());
-    connection.channelProvider().ifPresent(b::setChannelProvider);
+    b.setChannelProvider(connection.subscriberChannelProvider());
     this.subscriber = b.build();
     subscriber.addListener(
         new ApiService.Listener() {
@@ -115,6 +116,16 @@ final class SubscriptionRunner {
         facts.deadLetterTopic().isPresent()
             ? "dead-letter after " + facts.maxDeliveryAttempts() + " attempts"
             : "no dead-letter policy");
+  }
+
+  /**
+   * Runs every delivery waiting for a handler thread now, on the calling thread, and every later
+   * one on the thread that hands it over; with the dispatcher stopping, each is nacked unrun.
+   *
+   * @return how many waiting deliveries were flushed
+   */
+  int flushQueued() {
+    return handlerThreads.runQueuedOnCaller();
   }
 
   /** Stops pulling; in-flight handlers go on until the worker's grace decides. */

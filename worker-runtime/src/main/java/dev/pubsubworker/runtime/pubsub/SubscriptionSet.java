@@ -1,15 +1,16 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import dev.pubsubworker.api.MessageHandler;
-import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.WorkContext;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -19,17 +20,52 @@ import org.slf4j.LoggerFactory;
  * Every subscription of a worker, pulling: started together (all or none) and stopped together
  * gracefully.
  *
- * <p>A graceful {@link #stop} stops pulling at once, lets in-flight handlers finish within the
- * grace period, and then abandons those still running: their thread is interrupted, their claim
- * released (so a redelivery can run at once instead of waiting for the lease) and their message
- * nacked. A handler that ignores the interrupt and still finishes is then fenced out at complete
- * (logged); that window closes when the process exits right after the stop.
+ * <p>A graceful {@link #stop} (SPEC §6 "Shutdown"):
+ *
+ * <ol>
+ *   <li>From its first instant no delivery starts: the dispatcher nacks every delivery that reaches
+ *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
+ *   <li>Pulling stops (the streams are closed), and the deliveries already waiting for a handler
+ *       thread are nacked at once on the stopping thread.
+ *   <li>The handlers already running get the grace period.
+ *   <li>At the grace, every handler still running is abandoned: its claim is released through
+ *       {@link IdempotencyGuard#abandon} (the key is reclaimable at once and the claim can never
+ *       complete), its thread interrupted, its message nacked ({@link Outcome#ABANDONED}). The
+ *       releases get at most {@link #RELEASE_BUDGET}; a claim not released by then lapses with its
+ *       lease.
+ *   <li>The subscribers flush the nacks and terminate, within {@link #TERMINATION_BUDGET} in all.
+ * </ol>
+ *
+ * So {@link #stop} returns within grace + {@link #RELEASE_BUDGET} + {@link #TERMINATION_BUDGET}.
+ * The client library's own shutdown timeout is set past that, so it never cuts a handler off. A
+ * handler that ignores the interrupt and still returns is fenced out at DONE (logged); that window
+ * closes when the process exits right after the stop.
  */
 public final class SubscriptionSet {
 
+  /** The most the abandoned claims' releases may take after the grace. */
+  public static final Duration RELEASE_BUDGET = Duration.ofSeconds(5);
+
+  /** The most the subscribers may take to flush their nacks and terminate after that. */
+  public static final Duration TERMINATION_BUDGET = Duration.ofSeconds(5);
+
   private static final Logger log = LoggerFactory.getLogger(SubscriptionSet.class);
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
-  private static final Duration TERMINATION_TIMEOUT = Duration.ofSeconds(15);
+
+  /**
+   * What a stop did, counted as it happened.
+   *
+   * @param runningAtStop deliveries in progress when the stop began: the only ones that ran (or
+   *     went on running) after it
+   * @param finishedInGrace of those, the ones that ended on their own within the grace
+   * @param abandoned of those, the ones still running at the grace: interrupted and nacked
+   * @param released of the abandoned, those whose claim this stop released (the others had no claim
+   *     yet, ran unguarded, ended on their own meanwhile, or their release failed or ran out of
+   *     time)
+   * @param refused deliveries nacked without running because they arrived after the stop began
+   */
+  public record StopSummary(
+      int runningAtStop, int finishedInGrace, int abandoned, int released, int refused) {}
 
   private final List<SubscriptionRunner> runners;
   private final InFlight inFlight;
@@ -56,6 +92,8 @@ public final class SubscriptionSet {
    * @param guard the guard the handlers run under
    * @param listener observes dispatch outcomes
    * @param connection the Pub/Sub connection
+   * @param streams told each subscription's path, so its stream failures carry the subscription's
+   *     id
    * @param keyLogFormat how keys appear in logs
    * @param onFailure called when a subscriber fails while running
    * @throws SubscriptionUnavailableException if a subscription is missing or will not start; the
@@ -67,6 +105,7 @@ public final class SubscriptionSet {
       IdempotencyGuard guard,
       DispatchListener listener,
       PubSubConnection connection,
+      StreamHealth streams,
       UnaryOperator<String> keyLogFormat,
       Consumer<Throwable> onFailure) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
@@ -80,11 +119,14 @@ public final class SubscriptionSet {
                 + " message can spend waiting for a held key",
             s.id());
       }
+      streams.register(f.path(), s.id());
       facts.add(f);
     }
     InFlight inFlight = new InFlight();
     List<SubscriptionRunner> runners = new ArrayList<>();
-    Duration shutdownTimeout = config.shutdownGrace().plus(TERMINATION_TIMEOUT);
+    // Past everything stop() does, so the client never nacks a delivery we have not settled.
+    Duration shutdownTimeout =
+        config.shutdownGrace().plus(RELEASE_BUDGET).plus(TERMINATION_BUDGET).plusSeconds(5);
     for (int i = 0; i < subs.size(); i++) {
       SubscriptionConfig s = subs.get(i);
       GuardedDispatcher dispatcher =
@@ -122,54 +164,106 @@ public final class SubscriptionSet {
   }
 
   /**
-   * Stops gracefully: stop pulling, wait up to {@code grace} for in-flight handlers, abandon the
-   * rest (interrupt, release claim, nack), and wait for the subscribers to terminate.
+   * Stops gracefully, as the class describes: no delivery starts from now on, pulling stops, the
+   * running handlers get {@code grace}, the rest are abandoned (claim released, interrupted,
+   * nacked), and the subscribers terminate. Call it once.
    *
-   * @return how many deliveries were abandoned
+   * @return what happened, counted
    */
-  public int stop(Duration grace) {
+  public StopSummary stop(Duration grace) {
+    long graceEnds = System.nanoTime() + grace.toNanos();
+    int runningAtStop = inFlight.beginStop();
+    // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
     runners.forEach(SubscriptionRunner::stopAsync);
+    for (SubscriptionRunner r : runners) {
+      r.flushQueued();
+    }
     boolean drained;
     try {
-      drained = inFlight.awaitEmpty(grace);
+      drained = inFlight.awaitEmpty(Duration.ofNanos(Math.max(0, graceEnds - System.nanoTime())));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       drained = false;
     }
-    int abandoned = drained ? 0 : abandonInFlight();
+    int[] released = {0};
+    int abandoned = drained ? 0 : abandonInFlight(released);
+    long terminationEnds = System.nanoTime() + TERMINATION_BUDGET.toNanos();
     for (SubscriptionRunner r : runners) {
-      if (!r.awaitTerminated(TERMINATION_TIMEOUT)) {
-        log.warn("subscriber of {} did not stop within {}", r.config().id(), TERMINATION_TIMEOUT);
+      Duration left = Duration.ofNanos(Math.max(0, terminationEnds - System.nanoTime()));
+      if (!r.awaitTerminated(left)) {
+        log.warn(
+            "subscriber of {} did not stop within {} of the grace",
+            r.config().id(),
+            TERMINATION_BUDGET);
       }
     }
-    return abandoned;
+    return new StopSummary(
+        runningAtStop, runningAtStop - abandoned, abandoned, released[0], inFlight.refused());
   }
 
-  private int abandonInFlight() {
-    int abandoned = 0;
+  private int abandonInFlight(int[] released) {
+    List<InFlight.Entry> stragglers = new ArrayList<>();
     for (InFlight.Entry e : inFlight.snapshot()) {
-      if (!e.settle()) {
-        continue;
+      // Settle first: from here on the dispatcher neither acks it nor starts its handler.
+      if (e.settle()) {
+        stragglers.add(e);
       }
-      abandoned++;
+    }
+    if (stragglers.isEmpty()) {
+      return 0;
+    }
+    // Release before interrupting, so the handler's own failure path finds the claim abandoned and
+    // leaves it alone. The releases run on their own thread so a hung store cannot hold the stop.
+    Set<InFlight.Entry> releasedEntries = ConcurrentHashMap.newKeySet();
+    Thread releaser =
+        new Thread(
+            () -> {
+              for (InFlight.Entry e : stragglers) {
+                WorkContext context = e.context;
+                if (context != null) {
+                  try {
+                    if (guard.abandon(context)) {
+                      releasedEntries.add(e);
+                    }
+                  } catch (RuntimeException failure) {
+                    log.warn(
+                        "could not release the claim of an abandoned handler on subscription {};"
+                            + " it lapses with its lease: {}",
+                        e.subscription,
+                        failure.toString());
+                  }
+                }
+                e.thread.interrupt();
+              }
+            },
+            "pubsub-worker-release-abandoned");
+    releaser.setDaemon(true);
+    releaser.start();
+    try {
+      releaser.join(RELEASE_BUDGET.toMillis());
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+    }
+    if (releaser.isAlive()) {
+      log.warn(
+          "releasing abandoned claims took longer than {}; the rest lapse with their lease",
+          RELEASE_BUDGET);
+    }
+    for (InFlight.Entry e : stragglers) {
       e.thread.interrupt();
-      String key = e.key;
-      long fence = e.fence;
-      if (key != null && fence > 0) {
-        try {
-          // release only checks the fence; the other fields of the claim do not matter to it.
-          guard.backend().release(new Claim(key, fence, Instant.EPOCH, "released-at-shutdown"));
-        } catch (RuntimeException failure) {
-          log.warn("could not release an abandoned claim; it lapses with its lease", failure);
-        }
-      }
       e.reply.nack();
       listener.settled(e.subscription, Outcome.ABANDONED, Duration.ZERO);
       log.warn(
-          "handler on subscription {} still running after the shutdown grace: interrupted, claim"
-              + " released, message nacked",
-          e.subscription);
+          "handler on subscription {} still running after the shutdown grace: interrupted, {},"
+              + " message nacked",
+          e.subscription,
+          releasedEntries.contains(e)
+              ? "claim released"
+              : e.context == null
+                  ? "no claim held"
+                  : "claim not released (it ended meanwhile, or lapses with its lease)");
     }
-    return abandoned;
+    released[0] = releasedEntries.size();
+    return stragglers.size();
   }
 }

@@ -40,6 +40,16 @@ final class DispatchListeners implements DispatchListener {
     each(l -> l.ackResponse(subscription, response));
   }
 
+  @Override
+  public void streamOpened(String subscription) {
+    each(l -> l.streamOpened(subscription));
+  }
+
+  @Override
+  public void streamError(String subscription, String code) {
+    each(l -> l.streamError(subscription, code));
+  }
+
   private void each(Consumer<DispatchListener> call) {
     for (DispatchListener l : listeners) {
       try {

@@ -20,16 +20,19 @@ import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -50,6 +53,18 @@ import org.slf4j.LoggerFactory;
  */
 public final class Worker {
 
+  /**
+   * How long a graceful {@link #stop()} may take past {@code shutdown-grace}: {@link
+   * SubscriptionSet#RELEASE_BUDGET} to release abandoned claims, {@link
+   * SubscriptionSet#TERMINATION_BUDGET} for the subscribers to flush their nacks and stop, and 5 s
+   * to close the Pub/Sub channel. Closing the lock store comes on top, bounded by the store's own
+   * timeouts (it is idle by then). Deployments keep their kill timeout above grace + this bound.
+   */
+  public static final Duration STOP_BOUND =
+      SubscriptionSet.RELEASE_BUDGET
+          .plus(SubscriptionSet.TERMINATION_BUDGET)
+          .plus(PubSubConnection.CLOSE_TIMEOUT);
+
   private static final Logger log = LoggerFactory.getLogger(Worker.class);
 
   private final WorkerConfig config;
@@ -59,6 +74,8 @@ public final class Worker {
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
+  private final StreamHealth streams;
+  private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
   private volatile PubSubConnection connection;
   private volatile SubscriptionSet subscriptions;
 
@@ -71,6 +88,7 @@ public final class Worker {
     this.injector = injector;
     this.dispatchListener = dispatchListener;
     this.keyLogFormat = keyLogFormat;
+    this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
   }
 
   /**
@@ -132,11 +150,19 @@ public final class Worker {
   public void start() {
     Map<String, MessageHandler> handlers = handlers();
     IdempotencyGuard guard = injector.getInstance(IdempotencyGuard.class);
-    connection = PubSubConnection.create(config.pubsubEmulatorHost());
+    connection =
+        PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
     try {
       subscriptions =
           SubscriptionSet.start(
-              config, handlers, guard, dispatchListener, connection, keyLogFormat, this::onFailure);
+              config,
+              handlers,
+              guard,
+              dispatchListener,
+              connection,
+              streams,
+              keyLogFormat,
+              this::onFailure);
     } catch (RuntimeException e) {
       closeResources();
       stopped.countDown();
@@ -149,9 +175,11 @@ public final class Worker {
   }
 
   /**
-   * Stops gracefully: stop pulling, let in-flight handlers finish within {@code shutdown-grace},
-   * release and nack the rest, then close the clients and the lock store. Idempotent; concurrent
-   * callers wait for the first.
+   * Stops gracefully (see {@link SubscriptionSet} for each step): no delivery starts from now on
+   * and those waiting for a handler thread are nacked, pulling stops, running handlers get {@code
+   * shutdown-grace}, the rest are abandoned (claim released, interrupted, nacked); then the clients
+   * and the lock store are closed. Returns within {@code shutdown-grace} + {@link #STOP_BOUND}
+   * (plus the idle lock store's own close). Idempotent; concurrent callers wait for the first.
    */
   public void stop() {
     if (!stopping.compareAndSet(false, true)) {
@@ -159,12 +187,28 @@ public final class Worker {
       return;
     }
     try {
+      for (Runnable r : onStop) {
+        try {
+          r.run();
+        } catch (RuntimeException e) {
+          log.warn("a stop action failed; stopping anyway", e);
+        }
+      }
       SubscriptionSet subs = subscriptions;
       if (subs != null) {
-        int abandoned = subs.stop(config.shutdownGrace());
         log.info(
-            "worker stopped{}",
-            abandoned == 0 ? "" : "; " + abandoned + " unfinished handler(s) released and nacked");
+            "stopping: no delivery starts from now on; running handlers get up to {}",
+            config.shutdownGrace());
+        SubscriptionSet.StopSummary s = subs.stop(config.shutdownGrace());
+        log.info(
+            "worker stopped: {} handler(s) were running at the stop, {} finished within the grace,"
+                + " {} abandoned (interrupted, nacked; {} claim(s) released); {} delivery(ies)"
+                + " nacked without running",
+            s.runningAtStop(),
+            s.finishedInGrace(),
+            s.abandoned(),
+            s.released(),
+            s.refused());
       }
     } finally {
       closeResources();
@@ -185,6 +229,23 @@ public final class Worker {
   public boolean isReady() {
     SubscriptionSet subs = subscriptions;
     return subs != null && !stopping.get() && subs.allRunning();
+  }
+
+  /**
+   * Runs {@code action} when a stop begins, before the subscriptions stop and before anything is
+   * closed: for what must not touch the lock store or Pub/Sub once they close (the readiness
+   * probe). Actions run in registration order on the stopping thread; one that throws is logged.
+   */
+  public void onStop(Runnable action) {
+    onStop.add(action);
+  }
+
+  /**
+   * Why some subscription's streaming pull is down, one line per subscription; empty while every
+   * stream is up (or reconnecting within {@link StreamHealth#SETTLE}).
+   */
+  public List<String> pubsubProblems() {
+    return streams.problems();
   }
 
   /** Whether a stop has begun (by {@link #stop()}, a signal, or a subscriber's failure). */

@@ -6,6 +6,7 @@ import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigResolveOptions;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.worker.Worker;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -61,7 +62,9 @@ class SampleConfigsTest {
             deployment.replaceAll("(?s).*terminationGracePeriodSeconds: (\\d+).*", "$1"));
     Config gke = ConfigFactory.parseFile(ROOT.resolve("config/gke-datastore.conf").toFile());
     long shutdownGrace = gke.getDuration("pubsub-worker.shutdown-grace").toSeconds();
-    assertThat(terminationGrace).isGreaterThan((int) shutdownGrace);
+    assertThat(terminationGrace)
+        .as("the pod's kill comes well after a graceful stop's worst case (grace + bound)")
+        .isGreaterThanOrEqualTo((int) (shutdownGrace + Worker.STOP_BOUND.toSeconds() + 10));
     // The default itself, not this JVM's environment (surefire sets PUBSUB_WORKER_HTTP_PORT=0).
     Config reference =
         ConfigFactory.parseResources(WorkerCli.class.getClassLoader(), "reference.conf")

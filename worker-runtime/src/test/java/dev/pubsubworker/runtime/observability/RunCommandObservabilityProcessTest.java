@@ -132,7 +132,13 @@ class RunCommandObservabilityProcessTest {
                             + port
                             + " (/metrics, /healthz, /readyz)"));
     assertThat(parsed)
-        .anySatisfy(n -> assertThat(n.get("message").asText()).isEqualTo("worker stopped"));
+        .anySatisfy(
+            n ->
+                assertThat(n.get("message").asText())
+                    .startsWith("worker stopped: ")
+                    .endsWith(
+                        " 0 abandoned (interrupted, nacked; 0 claim(s) released); 0"
+                            + " delivery(ies) nacked without running"));
   }
 
   private static int freePort() throws IOException {

@@ -1,0 +1,73 @@
+package dev.pubsubworker.runtime.observability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.testing.TcpProxy;
+import dev.pubsubworker.runtime.worker.Worker;
+import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code /readyz} sees the Pub/Sub stream: a real worker pulls from Google's emulator through a TCP
+ * proxy; cutting the proxy makes it not ready (with the reason), restoring it makes it ready again,
+ * and the stream counters show the reconnects.
+ */
+class PubSubReadinessTest {
+
+  private static final Duration WAIT = Duration.ofSeconds(60);
+
+  @Test
+  void readyz_is_503_while_the_pubsub_stream_is_down_and_200_after_it_returns() throws Exception {
+    try (EmulatorWorkers w = new EmulatorWorkers(SubscriptionSpec.defaults());
+        TcpProxy proxy = new TcpProxy(w.pubsub.hostPort())) {
+      WorkerConfig config =
+          w.config(
+              "",
+              """
+              pubsub-worker.pubsub-emulator-host = "%s"
+              pubsub-worker.observability.lock-store-probe-interval = 100ms
+              """
+                  .formatted(proxy.hostPort()));
+      Observability observability = w.observability(config);
+      Worker worker = w.create(config, (m, c) -> {}, observability);
+      observability.start(worker);
+      InetSocketAddress server = observability.httpAddress().orElseThrow();
+      worker.start();
+      await().atMost(WAIT).until(() -> Http.get(server, "/readyz").status() == 200);
+
+      proxy.cut();
+      await().atMost(WAIT).until(() -> Http.get(server, "/readyz").status() == 503);
+      assertThat(Http.get(server, "/readyz").body())
+          .startsWith("not ready: ")
+          .contains("Pub/Sub stream of subscription test failing for")
+          .contains("UNAVAILABLE");
+      assertThat(worker.isReady())
+          .as("the client's Subscriber still reports running: only the stream shows the outage")
+          .isTrue();
+      assertThat(Http.get(server, "/healthz").status()).isEqualTo(200);
+
+      proxy.restore();
+      await().atMost(WAIT).until(() -> Http.get(server, "/readyz").status() == 200);
+      assertThat(Http.get(server, "/readyz").body()).startsWith("ready: ");
+
+      PrometheusText metrics = new PrometheusText(Http.get(server, "/metrics").body());
+      assertThat(
+              metrics.valueOrZero(
+                  "pubsub_worker_pubsub_streams_opened_total", "subscription", "test"))
+          .as("the first stream and at least one reconnect")
+          .isGreaterThanOrEqualTo(2.0);
+      assertThat(
+              metrics.valueOrZero(
+                  "pubsub_worker_pubsub_stream_errors_total",
+                  "subscription",
+                  "test",
+                  "code",
+                  "unavailable"))
+          .isGreaterThanOrEqualTo(1.0);
+    }
+  }
+}
