@@ -24,6 +24,7 @@ final class SettingsReader {
   private final String path;
   private final List<ConfigProblem> problems;
   private final Set<String> read = new HashSet<>();
+  private final Set<String> failed = new HashSet<>();
 
   SettingsReader(Config config, String path, List<ConfigProblem> problems) {
     this.config = config;
@@ -61,63 +62,133 @@ final class SettingsReader {
   }
 
   int positiveInt(String key) {
+    return intInRange(key, 1, Integer.MAX_VALUE);
+  }
+
+  int positiveIntOrZero(String key) {
+    return intInRange(key, 0, Integer.MAX_VALUE);
+  }
+
+  /** A whole number in {@code min..max}; out of range (or not a number) is a problem. */
+  int intInRange(String key, int min, int max) {
     read.add(key);
     try {
-      int value = config.getInt(quote(key));
-      if (value < 1) {
-        problem(key, "must be at least 1, but was " + value);
+      long value = config.getLong(quote(key));
+      if (value < min || value > max) {
+        problem(key, "must be " + range(min, max) + ", but was " + value);
+        return min;
+      }
+      return (int) value;
+    } catch (ConfigException e) {
+      problem(key, describe(key, e, "a whole number"));
+      return min;
+    }
+  }
+
+  private static String range(long min, long max) {
+    if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) {
+      return min == 0 ? "0 or more" : "at least " + min;
+    }
+    return "in " + min + ".." + max;
+  }
+
+  /**
+   * A size with a unit ({@code 100m}, {@code 512KiB}, {@code 1048576B}) in {@code 1..max} bytes. A
+   * bare number is refused: Typesafe Config would read it as bytes, which is rarely what was meant.
+   */
+  long bytes(String key, long max) {
+    read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && isBareNumber(raw)) {
+      String n = String.valueOf(raw.unwrapped()).trim();
+      problem(key, "a size needs a unit, such as " + n + "MiB, or " + n + "B for bytes");
+      return 1;
+    }
+    try {
+      long value = config.getBytes(quote(key));
+      if (value < 1 || value > max) {
+        problem(
+            key,
+            "must be "
+                + (max == Long.MAX_VALUE ? "at least 1 byte" : "1 byte.." + max + " bytes")
+                + ", but was '"
+                + unwrapped(raw)
+                + "'");
         return 1;
       }
       return value;
     } catch (ConfigException e) {
-      problem(key, describe(key, e, "a whole number"));
+      problem(key, describe(key, e, "a size such as 100m or 512KiB"));
       return 1;
-    }
-  }
-
-  int positiveIntOrZero(String key) {
-    read.add(key);
-    try {
-      int value = config.getInt(quote(key));
-      if (value < 0) {
-        problem(key, "must be 0 or more, but was " + value);
-        return 0;
-      }
-      return value;
-    } catch (ConfigException e) {
-      problem(key, describe(key, e, "a whole number"));
-      return 0;
     }
   }
 
   long positiveBytes(String key) {
-    read.add(key);
-    try {
-      long value = config.getBytes(quote(key));
-      if (value < 1) {
-        problem(key, "must be at least 1 byte, but was " + value);
-        return 1;
-      }
-      return value;
-    } catch (ConfigException e) {
-      problem(key, describe(key, e, "a size such as 100m or 1048576"));
-      return 1;
-    }
+    return bytes(key, Long.MAX_VALUE);
   }
 
   Duration positiveDuration(String key) {
+    return duration(key, Duration.ofNanos(1));
+  }
+
+  /**
+   * A duration with a unit ({@code 30s}, {@code 5m}, {@code 500ms}) of at least {@code min}. A
+   * bare number is refused: Typesafe Config would read {@code lease = 5} as five milliseconds.
+   */
+  Duration duration(String key, Duration min) {
     read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && isBareNumber(raw)) {
+      String n = String.valueOf(raw.unwrapped()).trim();
+      problem(key, "a duration needs a unit, such as " + n + "s");
+      return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
+    }
     try {
       Duration value = config.getDuration(quote(key));
-      if (value.isNegative() || value.isZero()) {
-        problem(key, "must be a positive duration, but was " + value);
-        return Duration.ofSeconds(1);
+      if (value.compareTo(min) < 0) {
+        problem(
+            key,
+            (min.equals(Duration.ofNanos(1))
+                    ? "must be a positive duration"
+                    : "must be at least " + human(min))
+                + ", but was '"
+                + unwrapped(raw)
+                + "'");
+        return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
       }
       return value;
     } catch (ConfigException e) {
       problem(key, describe(key, e, "a duration such as 30s, 5m or 24h"));
-      return Duration.ofSeconds(1);
+      return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
     }
+  }
+
+  /** A duration the way the config writes it: {@code 1s}, {@code 250ms}, {@code 10m}. */
+  static String human(Duration d) {
+    if (d.toNanos() % 1_000_000 != 0 || d.isZero()) {
+      return d.toNanos() + "ns";
+    }
+    long ms = d.toMillis();
+    if (ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
+  }
+
+  private static boolean isBareNumber(ConfigValue value) {
+    return value.valueType() == ConfigValueType.NUMBER
+        || (value.valueType() == ConfigValueType.STRING
+            && String.valueOf(value.unwrapped()).trim().matches("[+-]?[0-9]+(\\.[0-9]*)?"));
+  }
+
+  private static String unwrapped(ConfigValue value) {
+    return value == null ? "" : String.valueOf(value.unwrapped());
   }
 
   /** Reads an enum written in kebab case ({@code in-memory} for {@code IN_MEMORY}). */
@@ -175,7 +246,13 @@ final class SettingsReader {
     }
   }
 
+  /** Whether a problem was recorded for {@code key} by this reader. */
+  boolean failed(String key) {
+    return failed.contains(key);
+  }
+
   void problem(String key, String problem) {
+    failed.add(key);
     ConfigValue value = config.root().get(key);
     problems.add(new ConfigProblem(path(key), problem, value == null ? "" : origin(value)));
   }
