@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import com.google.inject.ProvisionException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
@@ -17,7 +18,8 @@ final class Failures {
    *
    * @return the exit code
    */
-  static int report(Throwable e, PrintWriter err, boolean verbose) {
+  static int report(Throwable thrown, PrintWriter err, boolean verbose) {
+    Throwable e = unwrap(thrown);
     if (e instanceof InvalidConfigException invalid) {
       err.println("error: " + invalid.getMessage());
     } else if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
@@ -38,6 +40,27 @@ final class Failures {
       return ExitCodes.UNAVAILABLE;
     }
     return ExitCodes.FAILURE;
+  }
+
+  /**
+   * A command-line argument that cannot be used: one plain line, exit {@link ExitCodes#BAD_CONFIG}.
+   */
+  static int badArgument(PrintWriter err, String problem) {
+    err.println("error: " + problem);
+    err.flush();
+    return ExitCodes.BAD_CONFIG;
+  }
+
+  /**
+   * Guice wraps what a provider threw (the lock store failing to open, say) in a {@code
+   * ProvisionException}; the operator needs the store's own error.
+   */
+  private static Throwable unwrap(Throwable e) {
+    Throwable current = e;
+    while (current instanceof ProvisionException && current.getCause() != null) {
+      current = current.getCause();
+    }
+    return current;
   }
 
   /** A dependency (subscription, lock store, the HTTP port) that cannot be had right now. */

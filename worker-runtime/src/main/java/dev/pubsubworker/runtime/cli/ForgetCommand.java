@@ -45,8 +45,16 @@ final class ForgetCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
+    if (key.isEmpty()) {
+      return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
+    }
     try (LockStore store = LockStore.of(options.config.load())) {
-      Optional<LockRecord> record = store.admin().inspect(key);
+      Optional<LockRecord> record;
+      try {
+        record = store.admin().inspect(key);
+      } catch (IllegalArgumentException e) {
+        return Failures.badArgument(spec.commandLine().getErr(), "KEY: " + e.getMessage());
+      }
       if (record.isEmpty()) {
         out.println("no record for this key: nothing to forget");
         out.flush();

@@ -33,8 +33,16 @@ final class InspectCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
+    if (key.isEmpty()) {
+      return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
+    }
     try (LockStore store = LockStore.of(options.config.load())) {
-      Optional<LockRecord> record = store.admin().inspect(key);
+      Optional<LockRecord> record;
+      try {
+        record = store.admin().inspect(key);
+      } catch (IllegalArgumentException e) {
+        return Failures.badArgument(spec.commandLine().getErr(), "KEY: " + e.getMessage());
+      }
       if (json) {
         out.println(record.map(RecordView::json).orElse(RecordView.absentJson(key)));
       } else {

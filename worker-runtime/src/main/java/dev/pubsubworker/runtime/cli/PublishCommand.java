@@ -99,9 +99,15 @@ final class PublishCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("error: --count must be >= 1 and --duplicates in 0..1");
       return ExitCodes.BAD_CONFIG;
     }
+    byte[] payload;
+    try {
+      payload = payload();
+    } catch (IOException e) {
+      return Failures.badArgument(
+          spec.commandLine().getErr(), "--data-file " + data.file + ": " + readProblem(e));
+    }
     try {
       WorkerConfig settings = config.load();
-      byte[] payload = payload();
       TopicName topicName =
           topic.startsWith("projects/")
               ? TopicName.parse(topic)
@@ -157,7 +163,21 @@ final class PublishCommand implements Callable<Integer> {
       InputStream in = System.in;
       return in.readAllBytes();
     }
-    return Files.readAllBytes(Path.of(data.file));
+    Path file = Path.of(data.file);
+    if (Files.isDirectory(file)) {
+      throw new IOException("is a folder, not a file");
+    }
+    return Files.readAllBytes(file);
+  }
+
+  private static String readProblem(IOException e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "cannot be read (permission denied)";
+    }
+    return e.getMessage() == null ? "cannot be read" : "cannot be read: " + e.getMessage();
   }
 
   private PubsubMessage message(byte[] payload, int n) {

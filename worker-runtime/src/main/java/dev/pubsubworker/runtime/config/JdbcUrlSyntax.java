@@ -53,7 +53,12 @@ final class JdbcUrlSyntax {
     try {
       DriverManager.getDriver(url);
     } catch (SQLException e) {
-      return Optional.of("no JDBC driver on the class path accepts " + shown);
+      return Optional.of(
+          "no JDBC driver on the class path accepts "
+              + shown
+              + (url.startsWith("jdbc:mysql:")
+                  ? "; for MySQL use jdbc:mariadb://host[:port]/database (the bundled driver)"
+                  : ""));
     }
     return Optional.empty();
   }

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.config;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
@@ -25,11 +26,34 @@ final class SettingsReader {
   private final List<ConfigProblem> problems;
   private final Set<String> read = new HashSet<>();
   private final Set<String> failed = new HashSet<>();
+  private final Config fallback;
+  private final Config own;
 
   SettingsReader(Config config, String path, List<ConfigProblem> problems) {
+    this(config, path, problems, ConfigFactory.empty(), config);
+  }
+
+  /**
+   * A reader of {@code own} over {@code fallback} (a subscription over {@code
+   * subscription-defaults}): a problem with a value that comes from the fallback is not recorded
+   * again, since the fallback's own reader reports it; it still counts as {@link #failed}.
+   */
+  SettingsReader(Config own, Config fallback, String path, List<ConfigProblem> problems) {
+    this(own.withFallback(fallback), path, problems, fallback, own);
+  }
+
+  private SettingsReader(
+      Config config, String path, List<ConfigProblem> problems, Config fallback, Config own) {
     this.config = config;
     this.path = path;
     this.problems = problems;
+    this.fallback = fallback;
+    this.own = own;
+  }
+
+  /** Whether {@code key}'s value comes from the fallback (set there, not here). */
+  private boolean inherited(String key) {
+    return !own.root().containsKey(key) && fallback.root().containsKey(key);
   }
 
   String path(String key) {
@@ -132,8 +156,8 @@ final class SettingsReader {
   }
 
   /**
-   * A duration with a unit ({@code 30s}, {@code 5m}, {@code 500ms}) of at least {@code min}. A
-   * bare number is refused: Typesafe Config would read {@code lease = 5} as five milliseconds.
+   * A duration with a unit ({@code 30s}, {@code 5m}, {@code 500ms}) of at least {@code min}. A bare
+   * number is refused: Typesafe Config would read {@code lease = 5} as five milliseconds.
    */
   Duration duration(String key, Duration min) {
     read.add(key);
@@ -214,11 +238,18 @@ final class SettingsReader {
   SettingsReader object(String key) {
     read.add(key);
     try {
-      return new SettingsReader(config.getConfig(quote(key)), path(key), problems);
+      Config merged = config.getConfig(quote(key));
+      return new SettingsReader(
+          merged, path(key), problems, subtreeOrEmpty(fallback, key), subtreeOrEmpty(own, key));
     } catch (ConfigException e) {
       problem(key, describe(key, e, "an object { ... }"));
-      return new SettingsReader(com.typesafe.config.ConfigFactory.empty(), path(key), problems);
+      return new SettingsReader(ConfigFactory.empty(), path(key), problems);
     }
+  }
+
+  private static Config subtreeOrEmpty(Config config, String key) {
+    ConfigValue v = config.root().get(key);
+    return v instanceof com.typesafe.config.ConfigObject o ? o.toConfig() : ConfigFactory.empty();
   }
 
   /** The keys of this object, sorted. */
@@ -239,7 +270,7 @@ final class SettingsReader {
   /** Records every key present but never read as an unknown setting. */
   void rejectUnknown() {
     for (String key : keys()) {
-      if (!read.contains(key)) {
+      if (!read.contains(key) && !inherited(key)) {
         problems.add(
             new ConfigProblem(path(key), "unknown setting", origin(config.root().get(key))));
       }
@@ -253,8 +284,25 @@ final class SettingsReader {
 
   void problem(String key, String problem) {
     failed.add(key);
+    if (inherited(key)) {
+      return;
+    }
     ConfigValue value = config.root().get(key);
     problems.add(new ConfigProblem(path(key), problem, value == null ? "" : origin(value)));
+  }
+
+  /**
+   * Records a problem of a combination of settings under the first of {@code keys} that this object
+   * sets itself; if all are inherited from the fallback, its reader reports it.
+   */
+  void problemOnAny(String problem, String... keys) {
+    for (String key : keys) {
+      if (!inherited(key)) {
+        problem(key, problem);
+        return;
+      }
+    }
+    failed.add(keys[0]);
   }
 
   static String origin(ConfigValue value) {

@@ -9,6 +9,7 @@ package dev.pubsubworker.runtime.config;
  * @param table the lock table's name
  * @param createTable whether to create the table if it is missing
  * @param maximumPoolSize the connection pool's size
+ * @param connectTimeout how long getting a connection may take before the store call fails
  */
 public record SqlStoreConfig(
     String jdbcUrl,
@@ -16,7 +17,8 @@ public record SqlStoreConfig(
     String password,
     String table,
     boolean createTable,
-    int maximumPoolSize) {
+    int maximumPoolSize,
+    java.time.Duration connectTimeout) {
 
   /** Never prints the password. */
   @Override
@@ -33,6 +35,8 @@ public record SqlStoreConfig(
         + createTable
         + ", maximumPoolSize="
         + maximumPoolSize
+        + ", connectTimeout="
+        + connectTimeout
         + "]";
   }
 }

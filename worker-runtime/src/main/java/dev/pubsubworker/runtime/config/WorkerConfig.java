@@ -67,6 +67,9 @@ public record WorkerConfig(
   /** Flow control: messages one subscription holds at once. */
   static final int MAX_OUTSTANDING_MESSAGES = 1_000_000;
 
+  /** HikariCP refuses a connection timeout below 250 ms. */
+  static final Duration MIN_SQL_CONNECT_TIMEOUT = Duration.ofMillis(250);
+
   /** Connections in the SQL lock store's pool. */
   static final int MAX_POOL_SIZE = 1000;
 
@@ -78,8 +81,8 @@ public record WorkerConfig(
    * <p>The file's top-level keys must be {@value #ROOT} or a namespace that some {@code
    * reference.conf} on the class path declares (a library that reads its own settings); any other
    * key is a problem (reported alone: the settings under it were not read), with a hint when it
-   * looks like a misspelled {@value #ROOT}. A missing file,
-   * a folder, and a file that cannot be read are each their own problem.
+   * looks like a misspelled {@value #ROOT}. A missing file, a folder, and a file that cannot be
+   * read are each their own problem.
    *
    * @throws InvalidConfigException if the file cannot be read or parsed or the settings are invalid
    */
@@ -196,8 +199,10 @@ public record WorkerConfig(
             obs.string("http-host"),
             obs.positiveDuration("lock-store-probe-interval"),
             obs.positiveDuration("lock-store-stale-after"));
-    if (observability.lockStoreStaleAfter().compareTo(observability.lockStoreProbeInterval())
-        <= 0) {
+    if (!obs.failed("lock-store-stale-after")
+        && !obs.failed("lock-store-probe-interval")
+        && observability.lockStoreStaleAfter().compareTo(observability.lockStoreProbeInterval())
+            <= 0) {
       obs.problem(
           "lock-store-stale-after",
           "must be longer than lock-store-probe-interval ("
@@ -214,9 +219,9 @@ public record WorkerConfig(
 
     SettingsReader defaultsReader = top.object("subscription-defaults");
     Config defaults = defaultsReader.config();
-    checkGuardCombination(
-        defaultsReader, readSubscriptionFields(defaultsReader, "defaults", "", ""),
-        storeValid ? lockStore : null);
+    SubscriptionConfig defaultSettings = readSubscriptionFields(defaultsReader, "defaults", "", "");
+    checkTransactional(defaultsReader, defaultSettings, lockStore);
+    checkGuardCombination(defaultsReader, defaultSettings, storeValid ? lockStore : null);
     defaultsReader.rejectUnknown();
 
     Map<String, SubscriptionConfig> subscriptions = new LinkedHashMap<>();
@@ -224,8 +229,7 @@ public record WorkerConfig(
     Map<String, String> seenNames = new HashMap<>();
     for (String id : orderedKeys(subs.config())) {
       SettingsReader raw = subs.object(id);
-      SettingsReader sub =
-          new SettingsReader(raw.config().withFallback(defaults), subs.path(id), problems);
+      SettingsReader sub = new SettingsReader(raw.config(), defaults, subs.path(id), problems);
       String name = sub.has("name") ? sub.string("name") : id;
       if (name.isBlank()) {
         sub.problem("name", "must name a Pub/Sub subscription");
@@ -240,14 +244,7 @@ public record WorkerConfig(
         sub.problem(
             "name", "subscription '" + name + "' is also used by subscriptions." + previous);
       }
-      if (s.transactional() && lockStore.type() != LockStoreType.SQL) {
-        sub.problem(
-            "transactional",
-            "needs lock-store.type = sql, but it is " + SettingsReader.kebab(lockStore.type()));
-      }
-      if (s.transactional() && s.guard() != GuardMode.LOCK) {
-        sub.problem("transactional", "applies to guard = lock only");
-      }
+      checkTransactional(sub, s, lockStore);
       checkGuardCombination(sub, s, storeValid ? lockStore : null);
       sub.rejectUnknown();
       subscriptions.put(id, s);
@@ -399,7 +396,8 @@ public record WorkerConfig(
             sql.string("password"),
             sql.string("table"),
             sql.bool("create-table"),
-            sql.intInRange("maximum-pool-size", 1, MAX_POOL_SIZE));
+            sql.intInRange("maximum-pool-size", 1, MAX_POOL_SIZE),
+            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT));
     sql.rejectUnknown();
     SettingsReader ds = r.object("datastore");
     DatastoreStoreConfig dsConfig =
@@ -430,6 +428,18 @@ public record WorkerConfig(
     return new LockStoreConfig(type, redisConfig, sqlConfig, dsConfig);
   }
 
+  private static void checkTransactional(
+      SettingsReader r, SubscriptionConfig s, LockStoreConfig lockStore) {
+    if (s.transactional() && lockStore.type() != LockStoreType.SQL) {
+      r.problemOnAny(
+          "needs lock-store.type = sql, but it is " + SettingsReader.kebab(lockStore.type()),
+          "transactional");
+    }
+    if (s.transactional() && s.guard() != GuardMode.LOCK) {
+      r.problemOnAny("applies to guard = lock only", "transactional", "guard");
+    }
+  }
+
   /**
    * Lease, ttl and the store's timeouts must let the guard keep its promise.
    *
@@ -452,12 +462,15 @@ public record WorkerConfig(
       return;
     }
     if (s.guard() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
-      r.problem(
-          "ttl",
-          "must be at least the lease ("
+      r.problemOnAny(
+          "ttl ("
+              + SettingsReader.human(s.ttl())
+              + ") must be at least the lease ("
               + SettingsReader.human(s.lease())
-              + "), or a duplicate that waited out a holder's lease runs again; but was "
-              + SettingsReader.human(s.ttl()));
+              + ") with guard = lock, or a duplicate that waited out a holder's lease runs again",
+          "ttl",
+          "lease",
+          "guard");
     }
     if (store != null
         && s.guard() != GuardMode.NONE
@@ -465,15 +478,17 @@ public record WorkerConfig(
         && store.type() == LockStoreType.REDIS) {
       Duration timeout = store.redis().commandTimeout();
       if (timeout.multipliedBy(3).compareTo(s.lease().multipliedBy(2)) >= 0) {
-        r.problem(
-            "lease",
-            "is too short for the heartbeat: an extension sent every lease/3 may take up to"
+        r.problemOnAny(
+            "lease "
+                + SettingsReader.human(s.lease())
+                + " is too short for the heartbeat: an extension sent every lease/3 may take up to"
                 + " lock-store.redis.command-timeout ("
                 + SettingsReader.human(timeout)
                 + ") and must land before the lease lapses; use a lease above "
-                + SettingsReader.human(timeout.multipliedBy(3).dividedBy(2))
-                + ", but was "
-                + SettingsReader.human(s.lease()));
+                + SettingsReader.human(timeout.multipliedBy(3).dividedBy(2)),
+            "lease",
+            "heartbeat",
+            "guard");
       }
     }
   }

@@ -16,11 +16,11 @@ import java.util.jar.JarFile;
  * <p>A class whose package the jar contains is defined from the jar even when the runtime's class
  * path has a class of the same name (a plugin that is also on the class path, such as the example
  * plugin inside the executable jar, or a user's copy of it); otherwise the jar's own service
- * provider would resolve to the parent's class. Packages the runtime and its plugins must share,
- * so that there is one class for each (the plugin API {@code dev.pubsubworker.api}, Guice and
- * {@code javax/jakarta.inject}, Typesafe Config, SLF4J and the JDK), always come from the parent,
- * even if a jar bundles a copy. Every other class (a library the jar does not contain) comes from
- * the parent as usual. Thread-safe, as {@link java.net.URLClassLoader} is.
+ * provider would resolve to the parent's class. Packages the runtime and its plugins must share, so
+ * that there is one class for each (the plugin API {@code dev.pubsubworker.api}, Guice and {@code
+ * javax/jakarta.inject}, Typesafe Config, SLF4J and the JDK), always come from the parent, even if
+ * a jar bundles a copy. Every other class (a library the jar does not contain) comes from the
+ * parent as usual. Thread-safe, as {@link java.net.URLClassLoader} is.
  */
 final class PluginClassLoader extends java.net.URLClassLoader {
 

@@ -58,12 +58,7 @@ public final class PluginLoader {
   public static List<LoadedPlugin> load(WorkerConfig config, ClassLoader parent) {
     List<ConfigProblem> problems = new ArrayList<>();
     List<LoadedPlugin> found = new ArrayList<>();
-    collect(
-        ServiceLoader.load(WorkerPlugin.class, parent),
-        "class path",
-        config,
-        found,
-        problems);
+    collect(ServiceLoader.load(WorkerPlugin.class, parent), "class path", config, found, problems);
     config.pluginsDir().ifPresent(dir -> loadFolder(dir, parent, config, found, problems));
 
     Map<String, String> sources = new HashMap<>();
@@ -126,7 +121,11 @@ public final class PluginLoader {
     }
     List<Path> jars;
     try (Stream<Path> files = Files.list(dir)) {
-      jars = files.filter(f -> f.getFileName().toString().endsWith(".jar")).sorted().toList();
+      jars =
+          files
+              .filter(f -> f.getFileName().toString().endsWith(".jar") && Files.isRegularFile(f))
+              .sorted()
+              .toList();
     } catch (IOException e) {
       problems.add(
           new ConfigProblem(

@@ -51,6 +51,8 @@ public final class SqlStoreModule extends AbstractModule {
       pool.setPassword(config.password());
     }
     pool.setMaximumPoolSize(config.maximumPoolSize());
+    // Bounds a store call waiting for a connection, so an unreachable database fails fast.
+    pool.setConnectionTimeout(config.connectTimeout().toMillis());
     // Start without a connection: a database that is down fails the first verb (and readiness),
     // not the construction of the worker.
     pool.setInitializationFailTimeout(-1);
