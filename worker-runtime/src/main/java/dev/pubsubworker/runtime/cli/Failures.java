@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.cli;
 import com.google.inject.ProvisionException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.config.LockStoreConfig;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -19,9 +20,19 @@ final class Failures {
    * @return the exit code
    */
   static int report(Throwable thrown, PrintWriter err, boolean verbose) {
+    return report(thrown, err, verbose, null);
+  }
+
+  /**
+   * As {@link #report(Throwable, PrintWriter, boolean)}, naming {@code store} (see {@link
+   * dev.pubsubworker.runtime.config.LockStoreConfig#where()}) in a lock-store failure's line.
+   */
+  static int report(Throwable thrown, PrintWriter err, boolean verbose, LockStoreConfig store) {
     Throwable e = unwrap(thrown);
     if (e instanceof InvalidConfigException invalid) {
       err.println("error: " + invalid.getMessage());
+    } else if (e instanceof LockBackendException && store != null) {
+      err.println("error: lock store " + store.where() + ": " + e.getMessage() + cause(e));
     } else if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
       err.println("error: " + e.getMessage() + cause(e));
     } else {

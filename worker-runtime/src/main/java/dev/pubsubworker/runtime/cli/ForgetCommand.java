@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -48,7 +49,13 @@ final class ForgetCommand implements Callable<Integer> {
     if (key.isEmpty()) {
       return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
     }
-    try (LockStore store = LockStore.of(options.config.load())) {
+    WorkerConfig settings;
+    try {
+      settings = options.config.load();
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+    try (LockStore store = LockStore.of(settings)) {
       Optional<LockRecord> record;
       try {
         record = store.admin().inspect(key);
@@ -72,7 +79,7 @@ final class ForgetCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
 import java.io.PrintWriter;
 import java.util.Optional;
@@ -36,7 +37,13 @@ final class InspectCommand implements Callable<Integer> {
     if (key.isEmpty()) {
       return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
     }
-    try (LockStore store = LockStore.of(options.config.load())) {
+    WorkerConfig settings;
+    try {
+      settings = options.config.load();
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+    try (LockStore store = LockStore.of(settings)) {
       Optional<LockRecord> record;
       try {
         record = store.admin().inspect(key);
@@ -54,7 +61,7 @@ final class InspectCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
     }
   }
 }

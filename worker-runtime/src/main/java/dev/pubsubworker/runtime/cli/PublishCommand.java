@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.gax.rpc.ApiException;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
@@ -146,7 +147,12 @@ final class PublishCommand implements Callable<Integer> {
       Thread.currentThread().interrupt();
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof ApiException api) {
+        return unavailable(api);
+      }
       return Failures.report(e.getCause(), spec.commandLine().getErr(), verbose);
+    } catch (ApiException e) {
+      return unavailable(e);
     } catch (Exception e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
@@ -168,6 +174,31 @@ final class PublishCommand implements Callable<Integer> {
       throw new IOException("is a folder, not a file");
     }
     return Files.readAllBytes(file);
+  }
+
+  /** Pub/Sub refused or could not be reached: one line with its status, exit 3. */
+  private int unavailable(ApiException e) {
+    PrintWriter err = spec.commandLine().getErr();
+    // gax puts the gRPC exception's toString in the message; the operator needs its text only.
+    String message =
+        e.getMessage() == null
+            ? ""
+            : e.getMessage()
+                .lines()
+                .findFirst()
+                .orElse("")
+                .replaceFirst("^[\\w.$]+(Exception|Error): ", "");
+    err.println(
+        "error: publishing to topic "
+            + topic
+            + " failed: "
+            + e.getStatusCode().getCode()
+            + (message.isEmpty() ? "" : " (" + message + ")"));
+    if (verbose) {
+      e.printStackTrace(err);
+    }
+    err.flush();
+    return ExitCodes.UNAVAILABLE;
   }
 
   private static String readProblem(IOException e) {
