@@ -184,7 +184,10 @@ class OperatorFailuresTest {
     List<String> errors = output.lines().filter(l -> l.startsWith("error: ")).toList();
     assertThat(errors).singleElement().asString().contains("SQL").contains("127.0.0.1:9");
     // The readiness probe may log the store's failure (with its trace, once), never Guice's.
-    assertThat(output).doesNotContain("ProvisionException").doesNotContain("Guice");
+    assertThat(output)
+        .doesNotContain("ProvisionException")
+        .doesNotContain("[Guice/")
+        .doesNotContain("classname legend");
   }
 
   @Test
