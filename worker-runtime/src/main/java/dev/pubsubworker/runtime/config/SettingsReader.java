@@ -151,15 +151,25 @@ final class SettingsReader {
     return bytes(key, Long.MAX_VALUE);
   }
 
+  /**
+   * The longest duration any setting takes: ten years. Longer ones overflow the clients' and
+   * stores' arithmetic (deadlines in milliseconds, timestamps) at run time.
+   */
+  static final Duration MAX_DURATION = Duration.ofDays(3650);
+
   Duration positiveDuration(String key) {
     return duration(key, Duration.ofNanos(1));
+  }
+
+  Duration duration(String key, Duration min) {
+    return duration(key, min, MAX_DURATION);
   }
 
   /**
    * A duration with a unit ({@code 30s}, {@code 5m}, {@code 500ms}) of at least {@code min}. A bare
    * number is refused: Typesafe Config would read {@code lease = 5} as five milliseconds.
    */
-  Duration duration(String key, Duration min) {
+  Duration duration(String key, Duration min, Duration max) {
     read.add(key);
     ConfigValue raw = config.root().get(key);
     if (raw != null && isBareNumber(raw)) {
@@ -169,6 +179,10 @@ final class SettingsReader {
     }
     try {
       Duration value = config.getDuration(quote(key));
+      if (value.compareTo(max) > 0) {
+        problem(key, "must be at most " + human(max) + ", but was '" + unwrapped(raw) + "'");
+        return max;
+      }
       if (value.compareTo(min) < 0) {
         problem(
             key,
@@ -189,8 +203,11 @@ final class SettingsReader {
 
   /** A duration the way the config writes it: {@code 1s}, {@code 250ms}, {@code 10m}. */
   static String human(Duration d) {
-    if (d.toNanos() % 1_000_000 != 0 || d.isZero()) {
+    if (d.getNano() % 1_000_000 != 0 || d.isZero()) {
       return d.toNanos() + "ns";
+    }
+    if (d.getNano() == 0 && d.getSeconds() % 86_400 == 0 && d.getSeconds() >= 2 * 86_400) {
+      return d.getSeconds() / 86_400 + "d";
     }
     long ms = d.toMillis();
     if (ms % 3_600_000 == 0) {

@@ -67,6 +67,9 @@ public record WorkerConfig(
   /** Flow control: messages one subscription holds at once. */
   static final int MAX_OUTSTANDING_MESSAGES = 1_000_000;
 
+  /** Store timeouts: the drivers keep some of them as int milliseconds. */
+  static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+
   /** HikariCP refuses a connection timeout below 250 ms. */
   static final Duration MIN_SQL_CONNECT_TIMEOUT = Duration.ofMillis(250);
 
@@ -193,11 +196,17 @@ public record WorkerConfig(
     boolean storeValid = problems.size() == before;
     SettingsReader obs = top.object("observability");
     int port = obs.intInRange("http-port", 0, 65535);
+    String httpHost = obs.string("http-host");
+    if (!obs.failed("http-host") && !httpHost.matches("[A-Za-z0-9._-]+|\\[?[0-9A-Fa-f:.]+\\]?")) {
+      obs.problem(
+          "http-host",
+          "must be a host name or IP address, such as 0.0.0.0, but was '" + httpHost + "'");
+    }
     ObservabilityConfig observability =
         new ObservabilityConfig(
             port,
-            obs.string("http-host"),
-            obs.positiveDuration("lock-store-probe-interval"),
+            httpHost,
+            obs.duration("lock-store-probe-interval", Duration.ofMillis(100)),
             obs.positiveDuration("lock-store-stale-after"));
     if (!obs.failed("lock-store-stale-after")
         && !obs.failed("lock-store-probe-interval")
@@ -385,8 +394,8 @@ public record WorkerConfig(
             redis.string("key-prefix"),
             redis.bool("cluster"),
             redis.string("hash-tag"),
-            redis.positiveDuration("command-timeout"),
-            redis.positiveDuration("connect-timeout"));
+            redis.duration("command-timeout", Duration.ofMillis(1), MAX_TIMEOUT),
+            redis.duration("connect-timeout", Duration.ofMillis(1), MAX_TIMEOUT));
     redis.rejectUnknown();
     SettingsReader sql = r.object("sql");
     SqlStoreConfig sqlConfig =
@@ -397,7 +406,7 @@ public record WorkerConfig(
             sql.string("table"),
             sql.bool("create-table"),
             sql.intInRange("maximum-pool-size", 1, MAX_POOL_SIZE),
-            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT));
+            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT, MAX_TIMEOUT));
     sql.rejectUnknown();
     SettingsReader ds = r.object("datastore");
     DatastoreStoreConfig dsConfig =
