@@ -215,15 +215,31 @@ class ConfigMutationTest {
   @Test
   void every_mutant_of_the_sample_configs_is_refused_in_one_line_each_or_accepted()
       throws Exception {
-    List<Mutant> all = new ArrayList<>();
-    all.addAll(mutants("local.conf", base("local.conf")));
-    Random random = new Random(14);
+    // Every mutant of local.conf would be ~1,000 (40 s); a fixed sample of them and of the other
+    // samples keeps the run short, and the cases the issue names are always in.
+    List<Mutant> candidates = new ArrayList<>(mutants("local.conf", base("local.conf")));
     for (String sample :
         List.of("redis-memorystore.conf", "postgres-cloudsql.conf", "gke-datastore.conf")) {
-      List<Mutant> some = new ArrayList<>(mutants(sample, base(sample)));
-      java.util.Collections.shuffle(some, random);
-      all.addAll(some.subList(0, 40));
+      candidates.addAll(mutants(sample, base(sample)));
     }
+    java.util.Collections.shuffle(candidates, new Random(14));
+    List<String> named =
+        List.of(
+            "local.conf: pubsub-worker.subscription-defaults.lease = bare-number",
+            "local.conf: pubsub-worker.subscriptions.orders.lease = bare-number",
+            "local.conf: pubsub-worker.subscription-defaults.parallel-pull-count = huge-int",
+            "local.conf: pubsub-worker.pubsub-emulator-host = bad-port",
+            "local.conf: pubsub-worker.lock-store.sql.jdbc-url = word",
+            "local.conf: root misspelled",
+            "local.conf: unknown plugin setting",
+            "local.conf: settings of a plugin that is not there");
+    List<Mutant> all = new ArrayList<>();
+    for (Mutant m : candidates) {
+      if (all.size() < 400 || named.contains(m.name())) {
+        all.add(m);
+      }
+    }
+    assertThat(all.stream().map(Mutant::name)).containsAll(named);
     assertThat(all.size()).isGreaterThan(300);
 
     int refused = 0;
@@ -250,7 +266,7 @@ class ConfigMutationTest {
     }
     System.out.printf(
         "config mutants: %d, refused %d, accepted %d%n", all.size(), refused, accepted.size());
-    assertThat(refused).isGreaterThan(200);
+    assertThat(refused).isGreaterThan(250);
     assertThat(accepted).isNotEmpty();
     assertThat(
             all.stream()
@@ -276,7 +292,7 @@ class ConfigMutationTest {
                     m.name().contains(".subscriptions.orders.")
                         || m.name().contains(".subscription-defaults."))
             .toList();
-    int step = Math.max(1, shaping.size() / 8);
+    int step = Math.max(1, shaping.size() / 6);
     int started = 0;
     for (int i = 0; i < shaping.size(); i += step) {
       Mutant m = shaping.get(i);
@@ -314,7 +330,7 @@ class ConfigMutationTest {
       assertThat(worker.failure()).as(m.name()).isEmpty();
       started++;
     }
-    assertThat(started).isGreaterThanOrEqualTo(5);
+    assertThat(started).isGreaterThanOrEqualTo(3);
   }
 
   /** A handful of mutants as real processes: the same exit code and lines as in-process. */
