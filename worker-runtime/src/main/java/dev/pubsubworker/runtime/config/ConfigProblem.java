@@ -11,7 +11,7 @@ package dev.pubsubworker.runtime.config;
 public record ConfigProblem(String path, String problem, String origin) {
 
   /** Longer problem texts (a huge value echoed back) are cut here, so each stays one line. */
-  static final int MAX_PROBLEM_LENGTH = 300;
+  static final int MAX_PROBLEM_LENGTH = 800;
 
   /** Cuts {@code problem} to {@value #MAX_PROBLEM_LENGTH} characters and to its first line. */
   public ConfigProblem {
