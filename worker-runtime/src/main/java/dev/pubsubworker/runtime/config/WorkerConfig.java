@@ -58,6 +58,13 @@ public record WorkerConfig(
    */
   static final Duration MIN_LEASE = Duration.ofSeconds(1);
 
+  /** A project id as Pub/Sub resource names carry it (domain-scoped ones have a colon). */
+  private static final String PROJECT_ID = "[A-Za-z0-9][A-Za-z0-9.:_-]{0,99}";
+
+  /** Pub/Sub's rule for a subscription id, alone or in a full resource name. */
+  private static final String SUBSCRIPTION_NAME =
+      "(projects/" + PROJECT_ID + "/subscriptions/)?[A-Za-z][A-Za-z0-9._~+%-]{0,254}";
+
   /** Streaming-pull connections per subscription: each holds a gRPC stream and its buffers. */
   static final int MAX_PARALLEL_PULL_COUNT = 64;
 
@@ -186,6 +193,12 @@ public record WorkerConfig(
     if (projectId.isBlank() && top.has("project-id")) {
       top.problem(
           "project-id", "is required: set it, or the GOOGLE_CLOUD_PROJECT environment variable");
+    } else if (!projectId.isBlank() && !projectId.matches(PROJECT_ID)) {
+      top.problem(
+          "project-id",
+          "must be a Google Cloud project id (letters, digits, '-', '.', ':'), but was '"
+              + projectId
+              + "'");
     }
     String emulator = top.string("pubsub-emulator-host");
     checkHostPort(top, "pubsub-emulator-host", emulator);
@@ -242,6 +255,13 @@ public record WorkerConfig(
       String name = sub.has("name") ? sub.string("name") : id;
       if (name.isBlank()) {
         sub.problem("name", "must name a Pub/Sub subscription");
+      } else if (!name.matches(SUBSCRIPTION_NAME)) {
+        sub.problem(
+            "name",
+            "must be a subscription id (a letter, then up to 254 letters, digits and - . _ ~ + %)"
+                + " or projects/PROJECT/subscriptions/ID, but was '"
+                + name
+                + "'");
       }
       String handler = sub.string("handler");
       if (handler.isBlank() && sub.has("handler")) {

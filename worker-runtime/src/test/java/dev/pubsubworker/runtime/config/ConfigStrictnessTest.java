@@ -214,6 +214,27 @@ class ConfigStrictnessTest {
   }
 
   @Test
+  void subscription_names_and_project_ids_follow_pub_sub_s_rules() throws IOException {
+    assertThat(problems("pubsub-worker.subscriptions.orders.name = \"orders sub\"\n"))
+        .singleElement()
+        .asString()
+        .startsWith("pubsub-worker.subscriptions.orders.name: must be a subscription id");
+    assertThat(problems("pubsub-worker.subscriptions.orders.name = \"1orders\"\n")).hasSize(1);
+    assertThat(problems("pubsub-worker.subscriptions.orders.name = \"" + "s".repeat(256) + "\"\n"))
+        .hasSize(1);
+    assertThat(
+            problems(
+                "pubsub-worker.subscriptions.orders.name ="
+                    + " \"projects/other-project/subscriptions/orders-sub.v2\"\n"))
+        .isEmpty();
+    assertThat(problems("pubsub-worker.project-id = \"my project\"\n"))
+        .singleElement()
+        .asString()
+        .startsWith("pubsub-worker.project-id: must be a Google Cloud project id");
+    assertThat(problems("pubsub-worker.project-id = \"example.com:shop-1\"\n")).isEmpty();
+  }
+
+  @Test
   void host_port_forms_that_are_valid_pass() throws IOException {
     assertThat(problems("pubsub-worker.pubsub-emulator-host = \"localhost:8085\"\n")).isEmpty();
     assertThat(problems("pubsub-worker.pubsub-emulator-host = \"[::1]:8085\"\n")).isEmpty();
