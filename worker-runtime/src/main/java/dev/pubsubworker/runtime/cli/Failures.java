@@ -1,7 +1,9 @@
 package dev.pubsubworker.runtime.cli;
 
+import com.google.inject.ProvisionException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.config.LockStoreConfig;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
@@ -17,9 +19,20 @@ final class Failures {
    *
    * @return the exit code
    */
-  static int report(Throwable e, PrintWriter err, boolean verbose) {
+  static int report(Throwable thrown, PrintWriter err, boolean verbose) {
+    return report(thrown, err, verbose, null);
+  }
+
+  /**
+   * As {@link #report(Throwable, PrintWriter, boolean)}, naming {@code store} (see {@link
+   * dev.pubsubworker.runtime.config.LockStoreConfig#where()}) in a lock-store failure's line.
+   */
+  static int report(Throwable thrown, PrintWriter err, boolean verbose, LockStoreConfig store) {
+    Throwable e = unwrap(thrown);
     if (e instanceof InvalidConfigException invalid) {
       err.println("error: " + invalid.getMessage());
+    } else if (e instanceof LockBackendException && store != null) {
+      err.println("error: lock store " + store.where() + ": " + e.getMessage() + cause(e));
     } else if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
       err.println("error: " + e.getMessage() + cause(e));
     } else {
@@ -38,6 +51,27 @@ final class Failures {
       return ExitCodes.UNAVAILABLE;
     }
     return ExitCodes.FAILURE;
+  }
+
+  /**
+   * A command-line argument that cannot be used: one plain line, exit {@link ExitCodes#BAD_CONFIG}.
+   */
+  static int badArgument(PrintWriter err, String problem) {
+    err.println("error: " + problem);
+    err.flush();
+    return ExitCodes.BAD_CONFIG;
+  }
+
+  /**
+   * Guice wraps what a provider threw (the lock store failing to open, say) in a {@code
+   * ProvisionException}; the operator needs the store's own error.
+   */
+  private static Throwable unwrap(Throwable e) {
+    Throwable current = e;
+    while (current instanceof ProvisionException && current.getCause() != null) {
+      current = current.getCause();
+    }
+    return current;
   }
 
   /** A dependency (subscription, lock store, the HTTP port) that cannot be had right now. */

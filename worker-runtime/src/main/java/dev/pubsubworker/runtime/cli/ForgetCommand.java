@@ -45,6 +45,9 @@ final class ForgetCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
+    if (target.key.isEmpty()) {
+      return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
+    }
     WorkerConfig config;
     String key;
     try {
@@ -56,7 +59,12 @@ final class ForgetCommand implements Callable<Integer> {
       return Failures.report(e, spec.commandLine().getErr(), options.verbose);
     }
     try (LockStore store = LockStore.of(config)) {
-      Optional<LockRecord> record = store.admin().inspect(key);
+      Optional<LockRecord> record;
+      try {
+        record = store.admin().inspect(key);
+      } catch (IllegalArgumentException e) {
+        return Failures.badArgument(spec.commandLine().getErr(), "KEY: " + e.getMessage());
+      }
       if (record.isEmpty()) {
         out.println("no record for this key: nothing to forget");
         out.flush();
@@ -74,7 +82,7 @@ final class ForgetCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
     }
   }
 

@@ -33,6 +33,9 @@ final class InspectCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
+    if (target.key.isEmpty()) {
+      return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
+    }
     WorkerConfig config;
     String key;
     try {
@@ -44,7 +47,12 @@ final class InspectCommand implements Callable<Integer> {
       return Failures.report(e, spec.commandLine().getErr(), options.verbose);
     }
     try (LockStore store = LockStore.of(config)) {
-      Optional<LockRecord> record = store.admin().inspect(key);
+      Optional<LockRecord> record;
+      try {
+        record = store.admin().inspect(key);
+      } catch (IllegalArgumentException e) {
+        return Failures.badArgument(spec.commandLine().getErr(), "KEY: " + e.getMessage());
+      }
       if (json) {
         out.println(record.map(RecordView::json).orElse(RecordView.absentJson(key)));
       } else {
@@ -56,7 +64,7 @@ final class InspectCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
     }
   }
 }

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.cli;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.gax.rpc.ApiException;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
@@ -99,9 +100,15 @@ final class PublishCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("error: --count must be >= 1 and --duplicates in 0..1");
       return ExitCodes.BAD_CONFIG;
     }
+    byte[] payload;
+    try {
+      payload = payload();
+    } catch (IOException e) {
+      return Failures.badArgument(
+          spec.commandLine().getErr(), "--data-file " + data.file + ": " + readProblem(e));
+    }
     try {
       WorkerConfig settings = config.load();
-      byte[] payload = payload();
       TopicName topicName =
           topic.startsWith("projects/")
               ? TopicName.parse(topic)
@@ -140,7 +147,12 @@ final class PublishCommand implements Callable<Integer> {
       Thread.currentThread().interrupt();
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     } catch (ExecutionException e) {
+      if (e.getCause() instanceof ApiException api) {
+        return unavailable(api);
+      }
       return Failures.report(e.getCause(), spec.commandLine().getErr(), verbose);
+    } catch (ApiException e) {
+      return unavailable(e);
     } catch (Exception e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
@@ -157,7 +169,46 @@ final class PublishCommand implements Callable<Integer> {
       InputStream in = System.in;
       return in.readAllBytes();
     }
-    return Files.readAllBytes(Path.of(data.file));
+    Path file = Path.of(data.file);
+    if (Files.isDirectory(file)) {
+      throw new IOException("is a folder, not a file");
+    }
+    return Files.readAllBytes(file);
+  }
+
+  /** Pub/Sub refused or could not be reached: one line with its status, exit 3. */
+  private int unavailable(ApiException e) {
+    PrintWriter err = spec.commandLine().getErr();
+    // gax puts the gRPC exception's toString in the message; the operator needs its text only.
+    String message =
+        e.getMessage() == null
+            ? ""
+            : e.getMessage()
+                .lines()
+                .findFirst()
+                .orElse("")
+                .replaceFirst("^[\\w.$]+(Exception|Error): ", "");
+    err.println(
+        "error: publishing to topic "
+            + topic
+            + " failed: "
+            + e.getStatusCode().getCode()
+            + (message.isEmpty() ? "" : " (" + message + ")"));
+    if (verbose) {
+      e.printStackTrace(err);
+    }
+    err.flush();
+    return ExitCodes.UNAVAILABLE;
+  }
+
+  private static String readProblem(IOException e) {
+    if (e instanceof java.nio.file.NoSuchFileException) {
+      return "no such file";
+    }
+    if (e instanceof java.nio.file.AccessDeniedException) {
+      return "cannot be read (permission denied)";
+    }
+    return e.getMessage() == null ? "cannot be read" : "cannot be read: " + e.getMessage();
   }
 
   private PubsubMessage message(byte[] payload, int n) {

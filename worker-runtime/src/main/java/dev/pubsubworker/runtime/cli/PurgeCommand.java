@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -43,7 +44,13 @@ final class PurgeCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("error: --batch-size and --max must be at least 1");
       return ExitCodes.BAD_CONFIG;
     }
-    try (LockStore store = LockStore.of(options.config.load())) {
+    WorkerConfig settings;
+    try {
+      settings = options.config.load();
+    } catch (RuntimeException e) {
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+    }
+    try (LockStore store = LockStore.of(settings)) {
       long total = 0;
       int removed;
       do {
@@ -62,7 +69,7 @@ final class PurgeCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
     }
   }
 }

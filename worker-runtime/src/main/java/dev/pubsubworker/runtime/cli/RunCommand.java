@@ -41,8 +41,9 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() {
     Worker worker;
     Observability observability = null;
+    WorkerConfig settings = null;
     try {
-      WorkerConfig settings = config.load();
+      settings = config.load();
       LogFormats.apply(settings.logging().format());
       List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
       observability = Observability.create(settings);
@@ -60,13 +61,15 @@ final class RunCommand implements Callable<Integer> {
       if (observability != null) {
         observability.close();
       }
-      return Failures.report(e, spec.commandLine().getErr(), verbose);
+      return Failures.report(
+          e, spec.commandLine().getErr(), verbose, settings == null ? null : settings.lockStore());
     }
     Signals.install(worker::stop, ExitCodes.HALTED);
     worker.awaitStopped();
     observability.close();
     if (worker.failure().isPresent()) {
-      return Failures.report(worker.failure().get(), spec.commandLine().getErr(), verbose);
+      return Failures.report(
+          worker.failure().get(), spec.commandLine().getErr(), verbose, settings.lockStore());
     }
     return ExitCodes.OK;
   }

@@ -10,6 +10,21 @@ package dev.pubsubworker.runtime.config;
  */
 public record ConfigProblem(String path, String problem, String origin) {
 
+  /** Longer problem texts (a huge value echoed back) are cut here, so each stays one line. */
+  static final int MAX_PROBLEM_LENGTH = 800;
+
+  /** Cuts {@code problem} to {@value #MAX_PROBLEM_LENGTH} characters and to its first line. */
+  public ConfigProblem {
+    String firstLine = problem.lines().findFirst().orElse("");
+    if (firstLine.length() > MAX_PROBLEM_LENGTH || !firstLine.equals(problem)) {
+      problem =
+          firstLine.substring(0, Math.min(firstLine.length(), MAX_PROBLEM_LENGTH))
+              + "... ("
+              + problem.length()
+              + " characters)";
+    }
+  }
+
   /** The one-line form: {@code path: problem (origin)}. */
   @Override
   public String toString() {

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.config;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
+import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
@@ -24,11 +25,35 @@ final class SettingsReader {
   private final String path;
   private final List<ConfigProblem> problems;
   private final Set<String> read = new HashSet<>();
+  private final Set<String> failed = new HashSet<>();
+  private final Config fallback;
+  private final Config own;
 
   SettingsReader(Config config, String path, List<ConfigProblem> problems) {
+    this(config, path, problems, ConfigFactory.empty(), config);
+  }
+
+  /**
+   * A reader of {@code own} over {@code fallback} (a subscription over {@code
+   * subscription-defaults}): a problem with a value that comes from the fallback is not recorded
+   * again, since the fallback's own reader reports it; it still counts as {@link #failed}.
+   */
+  SettingsReader(Config own, Config fallback, String path, List<ConfigProblem> problems) {
+    this(own.withFallback(fallback), path, problems, fallback, own);
+  }
+
+  private SettingsReader(
+      Config config, String path, List<ConfigProblem> problems, Config fallback, Config own) {
     this.config = config;
     this.path = path;
     this.problems = problems;
+    this.fallback = fallback;
+    this.own = own;
+  }
+
+  /** Whether {@code key}'s value comes from the fallback (set there, not here). */
+  private boolean inherited(String key) {
+    return !own.root().containsKey(key) && fallback.root().containsKey(key);
   }
 
   String path(String key) {
@@ -61,63 +86,150 @@ final class SettingsReader {
   }
 
   int positiveInt(String key) {
+    return intInRange(key, 1, Integer.MAX_VALUE);
+  }
+
+  int positiveIntOrZero(String key) {
+    return intInRange(key, 0, Integer.MAX_VALUE);
+  }
+
+  /** A whole number in {@code min..max}; out of range (or not a number) is a problem. */
+  int intInRange(String key, int min, int max) {
     read.add(key);
     try {
-      int value = config.getInt(quote(key));
-      if (value < 1) {
-        problem(key, "must be at least 1, but was " + value);
+      long value = config.getLong(quote(key));
+      if (value < min || value > max) {
+        problem(key, "must be " + range(min, max) + ", but was " + value);
+        return min;
+      }
+      return (int) value;
+    } catch (ConfigException e) {
+      problem(key, describe(key, e, "a whole number"));
+      return min;
+    }
+  }
+
+  private static String range(long min, long max) {
+    if (max == Integer.MAX_VALUE || max == Long.MAX_VALUE) {
+      return min == 0 ? "0 or more" : "at least " + min;
+    }
+    return "in " + min + ".." + max;
+  }
+
+  /**
+   * A size with a unit ({@code 100m}, {@code 512KiB}, {@code 1048576B}) in {@code 1..max} bytes. A
+   * bare number is refused: Typesafe Config would read it as bytes, which is rarely what was meant.
+   */
+  long bytes(String key, long max) {
+    read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && isBareNumber(raw)) {
+      String n = String.valueOf(raw.unwrapped()).trim();
+      problem(key, "a size needs a unit, such as " + n + "MiB, or " + n + "B for bytes");
+      return 1;
+    }
+    try {
+      long value = config.getBytes(quote(key));
+      if (value < 1 || value > max) {
+        problem(
+            key,
+            "must be "
+                + (max == Long.MAX_VALUE ? "at least 1 byte" : "1 byte.." + max + " bytes")
+                + ", but was '"
+                + unwrapped(raw)
+                + "'");
         return 1;
       }
       return value;
     } catch (ConfigException e) {
-      problem(key, describe(key, e, "a whole number"));
+      problem(key, describe(key, e, "a size such as 100m or 512KiB"));
       return 1;
-    }
-  }
-
-  int positiveIntOrZero(String key) {
-    read.add(key);
-    try {
-      int value = config.getInt(quote(key));
-      if (value < 0) {
-        problem(key, "must be 0 or more, but was " + value);
-        return 0;
-      }
-      return value;
-    } catch (ConfigException e) {
-      problem(key, describe(key, e, "a whole number"));
-      return 0;
     }
   }
 
   long positiveBytes(String key) {
-    read.add(key);
-    try {
-      long value = config.getBytes(quote(key));
-      if (value < 1) {
-        problem(key, "must be at least 1 byte, but was " + value);
-        return 1;
-      }
-      return value;
-    } catch (ConfigException e) {
-      problem(key, describe(key, e, "a size such as 100m or 1048576"));
-      return 1;
-    }
+    return bytes(key, Long.MAX_VALUE);
   }
 
+  /**
+   * The longest duration any setting takes: ten years. Longer ones overflow the clients' and
+   * stores' arithmetic (deadlines in milliseconds, timestamps) at run time.
+   */
+  static final Duration MAX_DURATION = Duration.ofDays(3650);
+
   Duration positiveDuration(String key) {
+    return duration(key, Duration.ofNanos(1));
+  }
+
+  Duration duration(String key, Duration min) {
+    return duration(key, min, MAX_DURATION);
+  }
+
+  /**
+   * A duration with a unit ({@code 30s}, {@code 5m}, {@code 500ms}) of at least {@code min}. A bare
+   * number is refused: Typesafe Config would read {@code lease = 5} as five milliseconds.
+   */
+  Duration duration(String key, Duration min, Duration max) {
     read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && isBareNumber(raw)) {
+      String n = String.valueOf(raw.unwrapped()).trim();
+      problem(key, "a duration needs a unit, such as " + n + "s");
+      return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
+    }
     try {
       Duration value = config.getDuration(quote(key));
-      if (value.isNegative() || value.isZero()) {
-        problem(key, "must be a positive duration, but was " + value);
-        return Duration.ofSeconds(1);
+      if (value.compareTo(max) > 0) {
+        problem(key, "must be at most " + human(max) + ", but was '" + unwrapped(raw) + "'");
+        return max;
+      }
+      if (value.compareTo(min) < 0) {
+        problem(
+            key,
+            (min.equals(Duration.ofNanos(1))
+                    ? "must be a positive duration"
+                    : "must be at least " + human(min))
+                + ", but was '"
+                + unwrapped(raw)
+                + "'");
+        return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
       }
       return value;
     } catch (ConfigException e) {
       problem(key, describe(key, e, "a duration such as 30s, 5m or 24h"));
-      return Duration.ofSeconds(1);
+      return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
     }
+  }
+
+  /** A duration the way the config writes it: {@code 1s}, {@code 250ms}, {@code 10m}. */
+  static String human(Duration d) {
+    if (d.getNano() % 1_000_000 != 0 || d.isZero()) {
+      return d.toNanos() + "ns";
+    }
+    if (d.getNano() == 0 && d.getSeconds() % 86_400 == 0 && d.getSeconds() >= 2 * 86_400) {
+      return d.getSeconds() / 86_400 + "d";
+    }
+    long ms = d.toMillis();
+    if (ms % 3_600_000 == 0) {
+      return ms / 3_600_000 + "h";
+    }
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    if (ms % 1_000 == 0) {
+      return ms / 1_000 + "s";
+    }
+    return ms + "ms";
+  }
+
+  private static boolean isBareNumber(ConfigValue value) {
+    return value.valueType() == ConfigValueType.NUMBER
+        || (value.valueType() == ConfigValueType.STRING
+            && String.valueOf(value.unwrapped()).trim().matches("[+-]?[0-9]+(\\.[0-9]*)?"));
+  }
+
+  private static String unwrapped(ConfigValue value) {
+    return value == null ? "" : String.valueOf(value.unwrapped());
   }
 
   /** Reads an enum written in kebab case ({@code in-memory} for {@code IN_MEMORY}). */
@@ -143,11 +255,18 @@ final class SettingsReader {
   SettingsReader object(String key) {
     read.add(key);
     try {
-      return new SettingsReader(config.getConfig(quote(key)), path(key), problems);
+      Config merged = config.getConfig(quote(key));
+      return new SettingsReader(
+          merged, path(key), problems, subtreeOrEmpty(fallback, key), subtreeOrEmpty(own, key));
     } catch (ConfigException e) {
       problem(key, describe(key, e, "an object { ... }"));
-      return new SettingsReader(com.typesafe.config.ConfigFactory.empty(), path(key), problems);
+      return new SettingsReader(ConfigFactory.empty(), path(key), problems);
     }
+  }
+
+  private static Config subtreeOrEmpty(Config config, String key) {
+    ConfigValue v = config.root().get(key);
+    return v instanceof com.typesafe.config.ConfigObject o ? o.toConfig() : ConfigFactory.empty();
   }
 
   /** The keys of this object, sorted. */
@@ -168,16 +287,39 @@ final class SettingsReader {
   /** Records every key present but never read as an unknown setting. */
   void rejectUnknown() {
     for (String key : keys()) {
-      if (!read.contains(key)) {
+      if (!read.contains(key) && !inherited(key)) {
         problems.add(
             new ConfigProblem(path(key), "unknown setting", origin(config.root().get(key))));
       }
     }
   }
 
+  /** Whether a problem was recorded for {@code key} by this reader. */
+  boolean failed(String key) {
+    return failed.contains(key);
+  }
+
   void problem(String key, String problem) {
+    failed.add(key);
+    if (inherited(key)) {
+      return;
+    }
     ConfigValue value = config.root().get(key);
     problems.add(new ConfigProblem(path(key), problem, value == null ? "" : origin(value)));
+  }
+
+  /**
+   * Records a problem of a combination of settings under the first of {@code keys} that this object
+   * sets itself; if all are inherited from the fallback, its reader reports it.
+   */
+  void problemOnAny(String problem, String... keys) {
+    for (String key : keys) {
+      if (!inherited(key)) {
+        problem(key, problem);
+        return;
+      }
+    }
+    failed.add(keys[0]);
   }
 
   static String origin(ConfigValue value) {

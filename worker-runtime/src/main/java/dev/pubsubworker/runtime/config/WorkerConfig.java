@@ -3,8 +3,10 @@ package dev.pubsubworker.runtime.config;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
+import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
 import dev.pubsubworker.core.FingerprintPolicy;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -53,26 +55,126 @@ public record WorkerConfig(
   private static final Pattern KEY_NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
   /**
+   * The shortest lease: the heartbeat extends every lease/3, so a lease of 1 s leaves about 333 ms
+   * per extension round trip and two chances before the lease lapses; below that, ordinary store
+   * latency or a GC pause loses leases of healthy handlers.
+   */
+  static final Duration MIN_LEASE = Duration.ofSeconds(1);
+
+  /** A project id as Pub/Sub resource names carry it (domain-scoped ones have a colon). */
+  private static final String PROJECT_ID = "[A-Za-z0-9][A-Za-z0-9.:_-]{0,99}";
+
+  /** Pub/Sub's rule for a subscription id, alone or in a full resource name. */
+  private static final String SUBSCRIPTION_NAME =
+      "(projects/" + PROJECT_ID + "/subscriptions/)?[A-Za-z][A-Za-z0-9._~+%-]{0,254}";
+
+  /** Streaming-pull connections per subscription: each holds a gRPC stream and its buffers. */
+  static final int MAX_PARALLEL_PULL_COUNT = 64;
+
+  /** Handler threads per subscription. */
+  static final int MAX_EXECUTOR_THREADS = 1000;
+
+  /** Flow control: messages one subscription holds at once. */
+  static final int MAX_OUTSTANDING_MESSAGES = 1_000_000;
+
+  /** Store timeouts: the drivers keep some of them as int milliseconds. */
+  static final Duration MAX_TIMEOUT = Duration.ofHours(1);
+
+  /** HikariCP refuses a connection timeout below 250 ms. */
+  static final Duration MIN_SQL_CONNECT_TIMEOUT = Duration.ofMillis(250);
+
+  /** Connections in the SQL lock store's pool. */
+  static final int MAX_POOL_SIZE = 1000;
+
+  /**
    * Loads {@code file} the way the process does: system properties override the file, which
    * overrides every {@code reference.conf} on the class path; {@code ${?ENV}} substitutions are
    * resolved.
    *
-   * @throws InvalidConfigException if the file cannot be parsed or the settings are invalid
+   * <p>The file's top-level keys must be {@value #ROOT} or a namespace that some {@code
+   * reference.conf} on the class path declares (a library that reads its own settings); any other
+   * key is a problem (reported alone: the settings under it were not read), with a hint when it
+   * looks like a misspelled {@value #ROOT}. A missing file, a folder, and a file that cannot be
+   * read are each their own problem.
+   *
+   * @throws InvalidConfigException if the file cannot be read or parsed or the settings are invalid
    */
   public static WorkerConfig loadFile(Path file, ClassLoader loader) {
     Config parsed;
+    Config own;
     try {
-      if (!file.toFile().isFile()) {
-        throw new InvalidConfigException(
-            List.of(new ConfigProblem("config file", "no such file: " + file, "")));
+      String problem = unreadable(file);
+      if (problem != null) {
+        throw new InvalidConfigException(List.of(new ConfigProblem("config file", problem, "")));
       }
-      parsed =
-          ConfigFactory.load(
-              loader, ConfigFactory.parseFile(file.toFile()).withFallback(ConfigFactory.empty()));
+      own =
+          ConfigFactory.parseFile(
+              file.toFile(), ConfigParseOptions.defaults().setAllowMissing(false));
+      parsed = ConfigFactory.load(loader, own.withFallback(ConfigFactory.empty()));
     } catch (ConfigException e) {
       throw new InvalidConfigException(List.of(fromParseError(e)));
     }
+    // A misplaced root hides every setting under it: report that alone, not its consequences
+    // ("project-id is required", ...).
+    List<ConfigProblem> rootProblems = unknownRootKeys(own, loader);
+    if (!rootProblems.isEmpty()) {
+      throw new InvalidConfigException(rootProblems);
+    }
     return load(parsed);
+  }
+
+  private static String unreadable(Path file) {
+    if (Files.isDirectory(file)) {
+      return file + " is a folder, not a config file";
+    }
+    if (!Files.exists(file)) {
+      return "no such file: " + file;
+    }
+    if (!Files.isRegularFile(file)) {
+      return file + " is not a regular file";
+    }
+    if (!Files.isReadable(file)) {
+      return file + " cannot be read (permission denied)";
+    }
+    return null;
+  }
+
+  /** Top-level keys of the user's file that nothing on the class path reads. */
+  private static List<ConfigProblem> unknownRootKeys(Config own, ClassLoader loader) {
+    Set<String> known = new TreeSet<>(ConfigFactory.defaultReference(loader).root().keySet());
+    known.add(ROOT);
+    List<ConfigProblem> problems = new ArrayList<>();
+    for (String key : orderedKeys(own)) {
+      if (known.contains(key)) {
+        continue;
+      }
+      String hint =
+          editDistance(key, ROOT) <= 3
+              ? "unknown setting; did you mean '" + ROOT + "'?"
+              : "unknown setting: the worker reads only " + ROOT + " { ... }";
+      problems.add(new ConfigProblem(key, hint, SettingsReader.origin(own.root().get(key))));
+    }
+    return problems;
+  }
+
+  private static int editDistance(String a, String b) {
+    int[] previous = new int[b.length() + 1];
+    int[] current = new int[b.length() + 1];
+    for (int j = 0; j <= b.length(); j++) {
+      previous[j] = j;
+    }
+    for (int i = 1; i <= a.length(); i++) {
+      current[0] = i;
+      for (int j = 1; j <= b.length(); j++) {
+        int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
+        current[j] =
+            Math.min(Math.min(current[j - 1] + 1, previous[j] + 1), previous[j - 1] + cost);
+      }
+      int[] swap = previous;
+      previous = current;
+      current = swap;
+    }
+    return previous[b.length()];
   }
 
   /**
@@ -94,26 +196,45 @@ public record WorkerConfig(
     if (projectId.isBlank() && top.has("project-id")) {
       top.problem(
           "project-id", "is required: set it, or the GOOGLE_CLOUD_PROJECT environment variable");
+    } else if (!projectId.isBlank() && !projectId.matches(PROJECT_ID)) {
+      top.problem(
+          "project-id",
+          "must be a Google Cloud project id (letters, digits, '-', '.', ':'), but was '"
+              + projectId
+              + "'");
     }
     String emulator = top.string("pubsub-emulator-host");
-    if (!emulator.isEmpty() && !emulator.matches("[^:/\\s]+:\\d{1,5}")) {
-      top.problem("pubsub-emulator-host", "must be host:port, but was '" + emulator + "'");
-    }
+    checkHostPort(top, "pubsub-emulator-host", emulator);
     String pluginsDir = top.string("plugins-dir");
     Duration grace = top.positiveDuration("shutdown-grace");
+    int before = problems.size();
     LockStoreConfig lockStore = readLockStore(top.object("lock-store"));
+    boolean storeValid = problems.size() == before;
     SettingsReader obs = top.object("observability");
-    int port = obs.positiveIntOrZero("http-port");
-    if (port > 65535) {
-      obs.problem("http-port", "must be a port 0..65535, but was " + port);
+    int port = obs.intInRange("http-port", 0, 65535);
+    String httpHost = obs.string("http-host");
+    if (!obs.failed("http-host") && !httpHost.matches("[A-Za-z0-9._-]+|\\[?[0-9A-Fa-f:.]+\\]?")) {
+      obs.problem(
+          "http-host",
+          "must be a host name or IP address, such as 0.0.0.0, but was '" + httpHost + "'");
     }
     ObservabilityConfig observability =
         new ObservabilityConfig(
             port,
-            obs.string("http-host"),
-            obs.positiveDuration("lock-store-probe-interval"),
+            httpHost,
+            obs.duration("lock-store-probe-interval", Duration.ofMillis(100)),
             obs.positiveDuration("lock-store-stale-after"),
             obs.positiveDuration("lock-store-stuck-after"));
+    if (!obs.failed("lock-store-stale-after")
+        && !obs.failed("lock-store-probe-interval")
+        && observability.lockStoreStaleAfter().compareTo(observability.lockStoreProbeInterval())
+            <= 0) {
+      obs.problem(
+          "lock-store-stale-after",
+          "must be longer than lock-store-probe-interval ("
+              + SettingsReader.human(observability.lockStoreProbeInterval())
+              + "), or readiness fails between two good probes");
+    }
     obs.rejectUnknown();
     SettingsReader logs = top.object("logging");
     LoggingConfig logging =
@@ -124,7 +245,9 @@ public record WorkerConfig(
 
     SettingsReader defaultsReader = top.object("subscription-defaults");
     Config defaults = defaultsReader.config();
-    readSubscriptionFields(defaultsReader, "defaults", "", "");
+    SubscriptionConfig defaultSettings = readSubscriptionFields(defaultsReader, "defaults", "", "");
+    checkTransactional(defaultsReader, defaultSettings, lockStore);
+    checkGuardCombination(defaultsReader, defaultSettings, storeValid ? lockStore : null);
     defaultsReader.rejectUnknown();
 
     Map<String, SubscriptionConfig> subscriptions = new LinkedHashMap<>();
@@ -132,11 +255,17 @@ public record WorkerConfig(
     Map<String, String> seenNames = new HashMap<>();
     for (String id : orderedKeys(subs.config())) {
       SettingsReader raw = subs.object(id);
-      SettingsReader sub =
-          new SettingsReader(raw.config().withFallback(defaults), subs.path(id), problems);
+      SettingsReader sub = new SettingsReader(raw.config(), defaults, subs.path(id), problems);
       String name = sub.has("name") ? sub.string("name") : id;
       if (name.isBlank()) {
         sub.problem("name", "must name a Pub/Sub subscription");
+      } else if (!name.matches(SUBSCRIPTION_NAME)) {
+        sub.problem(
+            "name",
+            "must be a subscription id (a letter, then up to 254 letters, digits and - . _ ~ + %)"
+                + " or projects/PROJECT/subscriptions/ID, but was '"
+                + name
+                + "'");
       }
       String handler = sub.string("handler");
       if (handler.isBlank() && sub.has("handler")) {
@@ -148,14 +277,8 @@ public record WorkerConfig(
         sub.problem(
             "name", "subscription '" + name + "' is also used by subscriptions." + previous);
       }
-      if (s.transactional() && lockStore.type() != LockStoreType.SQL) {
-        sub.problem(
-            "transactional",
-            "needs lock-store.type = sql, but it is " + SettingsReader.kebab(lockStore.type()));
-      }
-      if (s.transactional() && s.guard() != GuardMode.LOCK) {
-        sub.problem("transactional", "applies to guard = lock only");
-      }
+      checkTransactional(sub, s, lockStore);
+      checkGuardCombination(sub, s, storeValid ? lockStore : null);
       sub.rejectUnknown();
       subscriptions.put(id, s);
     }
@@ -164,7 +287,7 @@ public record WorkerConfig(
           new ConfigProblem(
               ROOT + ".subscriptions", "is empty: configure at least one subscription", ""));
     }
-    top.skip("plugins");
+    top.object("plugins");
     Config plugins =
         config.hasPath(ROOT + ".plugins")
             ? safeConfig(config, ROOT + ".plugins")
@@ -240,7 +363,7 @@ public record WorkerConfig(
       r.problem("key", e.getMessage());
     }
     String keyNamespace = keyNamespace(r, id);
-    Duration lease = r.positiveDuration("lease");
+    Duration lease = r.duration("lease", MIN_LEASE);
     Duration ttl = r.positiveDuration("ttl");
     boolean heartbeat = r.bool("heartbeat");
     boolean allowUnguarded = r.bool("allow-unguarded");
@@ -252,11 +375,11 @@ public record WorkerConfig(
     ExactlyOnceMode exactlyOnce =
         r.choice("exactly-once", ExactlyOnceMode.class, ExactlyOnceMode.AUTO);
     SettingsReader flow = r.object("flow-control");
-    int maxMessages = flow.positiveInt("max-outstanding-messages");
+    int maxMessages = flow.intInRange("max-outstanding-messages", 1, MAX_OUTSTANDING_MESSAGES);
     long maxBytes = flow.positiveBytes("max-outstanding-bytes");
     flow.rejectUnknown();
-    int parallelPull = r.positiveInt("parallel-pull-count");
-    int threads = r.positiveInt("executor-threads");
+    int parallelPull = r.intInRange("parallel-pull-count", 1, MAX_PARALLEL_PULL_COUNT);
+    int threads = r.intInRange("executor-threads", 1, MAX_EXECUTOR_THREADS);
     Duration maxAck = r.positiveDuration("max-ack-extension");
     Duration minAck = r.positiveDuration("min-ack-extension");
     if (minAck.compareTo(Duration.ofSeconds(600)) > 0) {
@@ -331,8 +454,8 @@ public record WorkerConfig(
             redis.string("key-prefix"),
             redis.bool("cluster"),
             redis.string("hash-tag"),
-            redis.positiveDuration("command-timeout"),
-            redis.positiveDuration("connect-timeout"));
+            redis.duration("command-timeout", Duration.ofMillis(1), MAX_TIMEOUT),
+            redis.duration("connect-timeout", Duration.ofMillis(1), MAX_TIMEOUT));
     redis.rejectUnknown();
     SettingsReader sql = r.object("sql");
     SqlStoreConfig sqlConfig =
@@ -342,10 +465,19 @@ public record WorkerConfig(
             sql.string("password"),
             sql.string("table"),
             sql.bool("create-table"),
-            sql.positiveInt("maximum-pool-size"),
-            sql.positiveDuration("statement-timeout"),
-            sql.positiveDuration("socket-timeout"),
-            sql.positiveDuration("connect-timeout"));
+            sql.intInRange("maximum-pool-size", 1, MAX_POOL_SIZE),
+            sql.duration("statement-timeout", Duration.ofSeconds(1), MAX_TIMEOUT),
+            sql.duration("socket-timeout", Duration.ofSeconds(1), MAX_TIMEOUT),
+            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT, MAX_TIMEOUT));
+    if (!sql.failed("statement-timeout")
+        && !sql.failed("socket-timeout")
+        && sqlConfig.socketTimeout().compareTo(sqlConfig.statementTimeout()) < 0) {
+      sql.problem(
+          "socket-timeout",
+          "must be at least statement-timeout ("
+              + SettingsReader.human(sqlConfig.statementTimeout())
+              + "), or a slow statement loses its connection instead of being cancelled");
+    }
     sql.rejectUnknown();
     SettingsReader ds = r.object("datastore");
     DatastoreStoreConfig dsConfig =
@@ -355,6 +487,7 @@ public record WorkerConfig(
             ds.string("namespace"),
             ds.string("kind"),
             ds.string("emulator-host"));
+    checkHostPort(ds, "emulator-host", dsConfig.emulatorHost());
     ds.rejectUnknown();
     switch (type) {
       case REDIS -> {
@@ -365,12 +498,97 @@ public record WorkerConfig(
       case SQL -> {
         if (sqlConfig.jdbcUrl().isBlank()) {
           sql.problem("jdbc-url", "is required when lock-store.type = sql");
+        } else {
+          JdbcUrlSyntax.problem(sqlConfig.jdbcUrl()).ifPresent(p -> sql.problem("jdbc-url", p));
         }
       }
       default -> {}
     }
     r.rejectUnknown();
     return new LockStoreConfig(type, redisConfig, sqlConfig, dsConfig);
+  }
+
+  private static void checkTransactional(
+      SettingsReader r, SubscriptionConfig s, LockStoreConfig lockStore) {
+    if (s.transactional() && lockStore.type() != LockStoreType.SQL) {
+      r.problemOnAny(
+          "needs lock-store.type = sql, but it is " + SettingsReader.kebab(lockStore.type()),
+          "transactional");
+    }
+    if (s.transactional() && s.guard() != GuardMode.LOCK) {
+      r.problemOnAny("applies to guard = lock only", "transactional", "guard");
+    }
+  }
+
+  /**
+   * Lease, ttl and the store's timeouts must let the guard keep its promise.
+   *
+   * <ul>
+   *   <li>With {@code guard = lock}, {@code ttl} must be at least {@code lease}: a duplicate
+   *       delivery that waited out the holder's lease must still find the DONE record, or it runs
+   *       again.
+   *   <li>With the heartbeat on and a Redis store, one extension (sent every lease/3) may take up
+   *       to {@code redis.command-timeout}; it must land before the lease lapses, so the timeout
+   *       must be below two thirds of the lease.
+   * </ul>
+   *
+   * Settings that already have a problem are not checked again, so each mistake is one line.
+   *
+   * @param store the lock store, or null if its settings have problems
+   */
+  private static void checkGuardCombination(
+      SettingsReader r, SubscriptionConfig s, LockStoreConfig store) {
+    if (r.failed("lease") || r.failed("ttl") || r.failed("guard") || r.failed("heartbeat")) {
+      return;
+    }
+    if (s.guard() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
+      r.problemOnAny(
+          "ttl ("
+              + SettingsReader.human(s.ttl())
+              + ") must be at least the lease ("
+              + SettingsReader.human(s.lease())
+              + ") with guard = lock, or a duplicate that waited out a holder's lease runs again",
+          "ttl",
+          "lease",
+          "guard");
+    }
+    if (store != null
+        && s.guard() != GuardMode.NONE
+        && s.heartbeat()
+        && store.type() == LockStoreType.REDIS) {
+      Duration timeout = store.redis().commandTimeout();
+      if (timeout.multipliedBy(3).compareTo(s.lease().multipliedBy(2)) >= 0) {
+        r.problemOnAny(
+            "lease "
+                + SettingsReader.human(s.lease())
+                + " is too short for the heartbeat: an extension sent every lease/3 may take up to"
+                + " lock-store.redis.command-timeout ("
+                + SettingsReader.human(timeout)
+                + ") and must land before the lease lapses; use a lease above "
+                + SettingsReader.human(timeout.multipliedBy(3).dividedBy(2)),
+            "lease",
+            "heartbeat",
+            "guard");
+      }
+    }
+  }
+
+  /** {@code host:port} (or {@code [v6]:port}) with a port in 1..65535; empty passes. */
+  private static void checkHostPort(SettingsReader r, String key, String value) {
+    if (value.isEmpty()) {
+      return;
+    }
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+):(\\d{1,5})")
+            .matcher(value);
+    if (!m.matches()) {
+      r.problem(key, "must be host:port, such as 127.0.0.1:8085, but was '" + value + "'");
+      return;
+    }
+    int port = Integer.parseInt(m.group(2));
+    if (port < 1 || port > 65535) {
+      r.problem(key, "must have a port in 1..65535, but was '" + value + "'");
+    }
   }
 
   /** Object keys in the order of their origin line, so output follows the file. */

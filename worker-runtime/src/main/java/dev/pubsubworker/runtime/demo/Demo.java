@@ -401,7 +401,8 @@ public final class Demo {
               + options.storeUrl().orElse("redis://127.0.0.1:6379")
               + "\", key-prefix = \"pubsub-worker-demo:"
               + runId
-              + ":\" }";
+              // Below two thirds of the short lease, so one slow extension cannot outlast it.
+              + ":\", command-timeout = 2s }";
       case POSTGRES ->
           "type = sql, sql { jdbc-url = \""
               + options.storeUrl().orElse("jdbc:postgresql://127.0.0.1:5432/test?user=postgres")

@@ -86,7 +86,13 @@ final class LockStoreProbe {
         log.info("lock store answers the readiness probe again");
       }
       lastFailed = false;
-    } catch (RuntimeException e) {
+    } catch (RuntimeException thrown) {
+      // Opening the store goes through Guice, which wraps the store's own error.
+      RuntimeException e =
+          thrown instanceof com.google.inject.ProvisionException
+                  && thrown.getCause() instanceof RuntimeException cause
+              ? cause
+              : thrown;
       metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), false);
       String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
       freshness.failed("probe failed: " + why.lines().findFirst().orElse(""));

@@ -154,7 +154,7 @@ class OperatorCommandsTest {
     CliRun run = CliRun.of("inspect", "orders:x", "--config", config.toString());
     assertThat(run.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
     assertThat(run.err())
-        .startsWith("error: inspect failed on redis prefix")
+        .startsWith("error: lock store redis redis://127.0.0.1:9: inspect failed on redis prefix")
         .doesNotContain("\tat ");
   }
 

@@ -108,7 +108,7 @@ class RunCommandProcessTest {
                 + config
                 + ":4)")
         .contains(
-            "pubsub-worker.subscriptions.orders.ttl: must be a positive duration, but was PT0S")
+            "pubsub-worker.subscriptions.orders.ttl: must be a positive duration, but was '0s'")
         .doesNotContain("\tat ")
         .doesNotContain("subscriber");
   }

@@ -37,14 +37,31 @@ class SampleConfigsTest {
     Path config = ROOT.resolve("config").resolve(file);
     assertThat(config).exists();
     Path log = Files.createTempFile("check-config", ".log");
-    ProcessBuilder pb = CliProcess.builder(log, "check-config", "--config", config.toString());
+    // As the executable jar runs it, from the repository's root: the example plugin comes from
+    // the jar `mvn package` left in plugins/orders-example/target, as a user's plugin would;
+    // local.conf names that folder itself, the others get it from the environment.
+    ProcessBuilder pb =
+        CliProcess.builderWithoutExamplePlugin(log, "check-config", "--config", config.toString())
+            .directory(ROOT.toFile());
     pb.environment().put("GOOGLE_CLOUD_PROJECT", "sample-project");
     pb.environment().remove("PUBSUB_EMULATOR_HOST");
+    pb.environment().remove("PUBSUB_WORKER_PLUGINS_DIR");
+    if (!file.equals("local.conf")) {
+      pb.environment()
+          .put(
+              "PUBSUB_WORKER_PLUGINS_DIR",
+              ROOT.resolve("plugins/orders-example/target").toString());
+    }
     Process p = pb.start();
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     String output = Files.readString(log);
     assertThat(p.exitValue()).as(output).isZero();
-    assertThat(output).contains("config OK").contains("orders: orders-sub -> handler orders");
+    assertThat(output)
+        .contains("config OK")
+        .containsPattern(
+            "orders-example \\(dev.pubsubworker.plugins.orders.OrdersPlugin, .*"
+                + "plugins/orders-example/target/plugin-orders-example-[^/]*\\.jar\\)")
+        .contains("orders: orders-sub -> handler orders");
   }
 
   @Test

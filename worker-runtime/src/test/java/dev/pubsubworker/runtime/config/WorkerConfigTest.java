@@ -175,7 +175,7 @@ class WorkerConfigTest {
                 + " was 'mongodb' (worker.conf:4)",
             "pubsub-worker.unknown-thing: unknown setting (worker.conf:5)",
             "pubsub-worker.subscriptions.orders.leese: unknown setting (worker.conf:9)",
-            "pubsub-worker.subscriptions.orders.lease: must be a positive duration, but was PT-5S"
+            "pubsub-worker.subscriptions.orders.lease: must be at least 1s, but was '-5s'"
                 + " (worker.conf:10)",
             "pubsub-worker.subscriptions.orders.ttl: expected a duration such as 30s, 5m or 24h, but"
                 + " got 'forever' (worker.conf:11)",
@@ -187,10 +187,10 @@ class WorkerConfigTest {
                 + " 'zero' (worker.conf:14)",
             "pubsub-worker.subscriptions.orders.heartbeat: expected true or false, but got"
                 + " 'sometimes' (worker.conf:15)",
-            "pubsub-worker.subscriptions.orders.flow-control.max-outstanding-messages: must be at"
-                + " least 1, but was 0 (worker.conf:16)",
+            "pubsub-worker.subscriptions.orders.flow-control.max-outstanding-messages: must be in"
+                + " 1..1000000, but was 0 (worker.conf:16)",
             "pubsub-worker.subscriptions.orders.flow-control.max-outstanding-bytes: expected a size"
-                + " such as 100m or 1048576, but got 'lots' (worker.conf:16)");
+                + " such as 100m or 512KiB, but got 'lots' (worker.conf:16)");
     assertThat(problems).hasSize(13);
   }
 

@@ -1,0 +1,249 @@
+package dev.pubsubworker.runtime.readme;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.fail;
+
+import dev.pubsubworker.testkit.services.PubSubEmulator;
+import dev.pubsubworker.testkit.services.TestServices;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The root README's command blocks, read from the README when the test runs and executed as
+ * processes from the repository's root, after {@code package} built the executable jar: the quick
+ * start and "Running it". Commands of ours ({@code java -jar worker-runtime/target/...}) and the
+ * {@code curl} set-up run as written; the build command is the build that runs this test; the
+ * emulator {@code gcloud} would start is Google's emulator from the test services, handed over
+ * through {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new
+ * README command needs a rule here.
+ */
+class ReadmeCommandsIT {
+
+  private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
+  private static final Path JAR = ROOT.resolve("worker-runtime/target/pubsub-worker.jar");
+  private static final String OURS = "java -jar worker-runtime/target/pubsub-worker.jar ";
+  private static final Pattern EMULATOR_START =
+      Pattern.compile("gcloud beta emulators pubsub start --host-port=(\\S+)( .*)?");
+
+  @TempDir Path dir;
+
+  private final List<Process> background = new ArrayList<>();
+  private final Map<String, String> replacements = new LinkedHashMap<>();
+  private final Map<String, String> environment = new LinkedHashMap<>();
+  private int commandsRun;
+
+  @AfterEach
+  void stopBackground() throws InterruptedException {
+    for (Process p : background) {
+      p.destroy();
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  /** One command as a shell would see it; {@code background} when it ended with {@code &}. */
+  record Command(String text, boolean background) {}
+
+  /**
+   * The commands of the ```bash blocks in the README section whose heading contains {@code title}.
+   */
+  static List<Command> commands(String readme, String title) {
+    // The section: from its heading to the next heading of its level or above, outside code.
+    int level = -1;
+    boolean inCode = false;
+    StringBuilder sectionText = new StringBuilder();
+    for (String line : readme.lines().toList()) {
+      if (line.startsWith("```")) {
+        inCode = !inCode;
+      }
+      Matcher heading = Pattern.compile("^(#+) (.*)$").matcher(line);
+      if (!inCode && heading.matches()) {
+        if (level > 0 && heading.group(1).length() <= level) {
+          break;
+        }
+        if (level < 0 && heading.group(2).contains(title)) {
+          level = heading.group(1).length();
+          continue;
+        }
+      }
+      if (level > 0) {
+        sectionText.append(line).append('\n');
+      }
+    }
+    assertThat(level).as("README section '" + title + "'").isPositive();
+    String section = sectionText.toString();
+    List<Command> commands = new ArrayList<>();
+    Matcher block = Pattern.compile("(?s)```bash\\n(.*?)```").matcher(section);
+    while (block.find()) {
+      String joined = block.group(1).replaceAll("\\\\\\n\\s*", "");
+      for (String line : joined.split("\\n")) {
+        String text = line.replaceFirst("\\s+#.*$", "").trim();
+        if (text.isEmpty() || text.startsWith("#")) {
+          continue;
+        }
+        for (String part : text.split(" && ")) {
+          String command = part.trim();
+          boolean bg = command.endsWith("&");
+          commands.add(
+              new Command(bg ? command.substring(0, command.length() - 1).trim() : command, bg));
+        }
+      }
+    }
+    assertThat(commands).as("commands in README section '" + title + "'").isNotEmpty();
+    return commands;
+  }
+
+  private ProcessBuilder shell(String command, Path log) {
+    String text = command;
+    for (Map.Entry<String, String> r : replacements.entrySet()) {
+      text = text.replace(r.getKey(), r.getValue());
+    }
+    ProcessBuilder pb =
+        new ProcessBuilder("bash", "-c", "exec " + text)
+            .directory(ROOT.toFile())
+            .redirectErrorStream(true)
+            .redirectOutput(log.toFile());
+    Map<String, String> env = pb.environment();
+    env.keySet().removeIf(k -> k.startsWith("PUBSUB_WORKER_") || k.equals("GOOGLE_CLOUD_PROJECT"));
+    env.remove("PUBSUB_EMULATOR_HOST");
+    // The java the build runs with, and no worker's HTTP port fighting over 8080.
+    env.put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":" + env.get("PATH"));
+    env.put("PUBSUB_WORKER_HTTP_PORT", "0");
+    env.putAll(environment);
+    return pb;
+  }
+
+  /** Runs {@code command} to its end; returns its output. */
+  private String runToEnd(Command command, Duration limit) throws Exception {
+    Path log = dir.resolve("command-" + (++commandsRun) + ".log");
+    Process p = shell(command.text(), log).start();
+    if (!p.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      fail(
+          "'"
+              + command.text()
+              + "' did not finish within "
+              + limit
+              + ":\n"
+              + Files.readString(log));
+    }
+    String output = Files.readString(log);
+    assertThat(p.exitValue()).as("'" + command.text() + "' exit code\n" + output).isZero();
+    return output;
+  }
+
+  /** What a block's commands did, for the checks after the block. */
+  private static final class Run {
+    Process worker;
+    Path workerLog;
+    int published;
+  }
+
+  private Run execute(List<Command> commands) throws Exception {
+    Run run = new Run();
+    for (Command c : commands) {
+      String text = c.text();
+      Matcher emulator = EMULATOR_START.matcher(text);
+      if (text.startsWith("mvn ")) {
+        // The build running this test has just packaged the jars this command builds.
+        assertThat(text).contains(" package").contains("-pl worker-runtime -am");
+        assertThat(JAR).exists();
+        try (var jars = Files.list(ROOT.resolve("plugins/orders-example/target"))) {
+          assertThat(jars.map(Path::getFileName).map(Path::toString))
+              .anyMatch(n -> n.matches("plugin-orders-example-.*\\.jar"));
+        }
+      } else if (emulator.matches()) {
+        assertThat(c.background()).as(text).isTrue();
+        PubSubEmulator pubsub = TestServices.pubsub();
+        replacements.put(emulator.group(1), pubsub.hostPort());
+        environment.put("PUBSUB_EMULATOR_HOST", pubsub.hostPort());
+      } else if (text.startsWith("curl ")) {
+        String output = runToEnd(c, Duration.ofSeconds(30));
+        assertThat(output).as(text).contains("\"name\"").doesNotContain("\"error\"");
+      } else if (text.startsWith(OURS)) {
+        String args = text.substring(OURS.length());
+        if (c.background()) {
+          assertThat(args).startsWith("run ");
+          run.workerLog = dir.resolve("worker.log");
+          run.worker = shell(text, run.workerLog).start();
+          background.add(run.worker);
+          Awaitility.await("the worker started")
+              .atMost(Duration.ofSeconds(90))
+              .until(
+                  () -> {
+                    if (!run.worker.isAlive()) {
+                      fail("the worker exited:\n" + Files.readString(run.workerLog));
+                    }
+                    return Files.readString(run.workerLog).contains("worker started");
+                  });
+        } else if (args.startsWith("demo")) {
+          String output = runToEnd(c, Duration.ofMinutes(5));
+          assertThat(output).contains("exactly-once").contains("HELD");
+        } else if (args.startsWith("check-config ")) {
+          String output = runToEnd(c, Duration.ofSeconds(60));
+          assertThat(output)
+              .contains("config OK")
+              .contains("orders-example (dev.pubsubworker.plugins.orders.OrdersPlugin, ")
+              .contains("plugin-orders-example-");
+        } else if (args.startsWith("publish ")) {
+          String output = runToEnd(c, Duration.ofSeconds(60));
+          Matcher count = Pattern.compile("--count (\\d+)").matcher(args);
+          run.published = count.find() ? Integer.parseInt(count.group(1)) : 1;
+          assertThat(output).contains("published " + run.published + " message(s)");
+        } else {
+          fail("README command of ours the test has no check for: " + text);
+        }
+      } else {
+        fail("README command the test does not know how to run: " + text);
+      }
+    }
+    return run;
+  }
+
+  @Test
+  void the_quick_start_runs_as_shown() throws Exception {
+    execute(commands(Files.readString(ROOT.resolve("README.md")), "Quick start"));
+    assertThat(commandsRun).isPositive();
+  }
+
+  @Test
+  void running_it_locally_runs_as_shown() throws Exception {
+    Run run = execute(commands(Files.readString(ROOT.resolve("README.md")), "Running it"));
+    assertThat(run.worker).as("the block starts a worker").isNotNull();
+    assertThat(run.published).isPositive();
+    // Every order placed once, however often it was published: one "placed order" line each.
+    Awaitility.await("every published order placed")
+        .atMost(Duration.ofSeconds(90))
+        .until(() -> placed(run.workerLog).size() >= run.published);
+    run.worker.destroy(); // SIGTERM: a graceful stop
+    assertThat(run.worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String log = Files.readString(run.workerLog);
+    assertThat(run.worker.exitValue()).as(log).isZero();
+    List<String> placed = placed(run.workerLog);
+    assertThat(placed).hasSize(run.published).doesNotHaveDuplicates();
+    assertThat(log).contains("plugin orders-example").contains("plugin-orders-example-");
+  }
+
+  private static List<String> placed(Path log) throws IOException {
+    List<String> orders = new ArrayList<>();
+    Matcher m = Pattern.compile("placed order (\\S+)").matcher(Files.readString(log));
+    while (m.find()) {
+      orders.add(m.group(1));
+    }
+    return orders;
+  }
+}
