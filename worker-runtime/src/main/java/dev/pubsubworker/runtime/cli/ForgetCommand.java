@@ -82,7 +82,7 @@ final class ForgetCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, config.lockStore());
     }
   }
 

@@ -64,7 +64,7 @@ final class InspectCommand implements Callable<Integer> {
       out.flush();
       return ExitCodes.OK;
     } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose, settings.lockStore());
+      return Failures.report(e, spec.commandLine().getErr(), options.verbose, config.lockStore());
     }
   }
 }

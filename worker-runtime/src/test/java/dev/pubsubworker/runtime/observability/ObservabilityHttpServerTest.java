@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.observability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.pubsubworker.runtime.store.LockStoreCalls;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.ByteArrayOutputStream;
@@ -53,7 +54,14 @@ class ObservabilityHttpServerTest {
     Clock clock = Clock.systemUTC();
     LockStoreFreshness store = new LockStoreFreshness(clock);
     store.answered();
-    Health health = new Health(running, store, Duration.ofSeconds(30), clock);
+    Health health =
+        new Health(
+            running,
+            store,
+            Duration.ofSeconds(30),
+            clock,
+            new LockStoreCalls(clock),
+            Duration.ofSeconds(60));
     server =
         ObservabilityHttpServer.start(
             new InetSocketAddress("127.0.0.1", 0),
