@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.pubsub.v1.ReceivedMessage;
@@ -23,13 +24,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** inspect, forget, purge and publish against a real Redis store and the Pub/Sub emulator. */
+/** inspect, forget, purge and publish against a real Redis store and the embedded Pub/Sub. */
 class OperatorCommandsTest {
 
   @TempDir Path dir;
 
   private Path config;
-  private final PubSubEmulator pubsub = TestServices.pubsub();
+  private final PubSubEmulator pubsub = TestPubSub.embedded();
 
   @BeforeEach
   void writeConfig() throws IOException {

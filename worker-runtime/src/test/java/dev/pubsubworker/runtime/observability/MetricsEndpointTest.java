@@ -15,11 +15,14 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import org.junit.jupiter.api.Test;
 
 /**
- * The metrics of a scripted run on Google's Pub/Sub emulator, read from the real {@code /metrics}
- * endpoint: N orders, D republishes of some of them under the same business key, one handler
+ * The metrics of a scripted run on Pub/Sub (the embedded server and Google's emulator), read from
+ * the real {@code /metrics} endpoint: N orders, D republishes of some of them under the same business key, one handler
  * failure, one handler long enough for the heartbeat, on a subscription with exactly-once delivery.
  */
 class MetricsEndpointTest {
@@ -29,8 +32,9 @@ class MetricsEndpointTest {
   private static final int ORDERS = 5;
   private static final int REPUBLISHED = 3;
 
-  @Test
-  void a_scripted_run_shows_in_the_scraped_counters() throws Exception {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void a_scripted_run_shows_in_the_scraped_counters(TestPubSub.Server server) throws Exception {
     CountDownLatch releaseSlow = new CountDownLatch(1);
     AtomicInteger failingCalls = new AtomicInteger();
     MessageHandler handler =
@@ -48,7 +52,7 @@ class MetricsEndpointTest {
             .setExactlyOnceDelivery(true)
             .setRetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(2))
             .build();
-    try (EmulatorWorkers w = new EmulatorWorkers(spec)) {
+    try (EmulatorWorkers w = new EmulatorWorkers(server.pubsub(), spec)) {
       WorkerConfig config =
           w.config(
               "key = \"template:orders:{order_id}\"\nlease = 1500ms\nexecutor-threads = 3", "");

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -11,7 +12,6 @@ import dev.pubsubworker.runtime.testing.CliProcess;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
-import dev.pubsubworker.testkit.services.TestServices;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -39,7 +39,7 @@ class RunCommandObservabilityProcessTest {
 
   @Test
   void a_worker_process_logs_json_and_serves_metrics_and_health_until_sigterm() throws Exception {
-    PubSubEmulator pubsub = TestServices.pubsub();
+    PubSubEmulator pubsub = TestPubSub.embedded();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
     Path config = dir.resolve("worker.conf");
     Files.writeString(
