@@ -48,7 +48,11 @@ class SharedStoreEndToEndTest {
             .build();
     try (WorkerHarness h = new WorkerHarness(spec)) {
       String store = redisStore();
-      String settings = "key = \"template:orders:{id}\"\nexecutor-threads = 4";
+      // A flow-control limit, as deployments set one, makes the server share the backlog between
+      // the two streams: the embedded server fills an open stream up to its limit before the next.
+      String settings =
+          "key = \"template:orders:{id}\"\nexecutor-threads = 4"
+              + "\nflow-control.max-outstanding-messages = 10";
       h.create(settings, store, a, List.of(outcomes)).start();
       h.create(settings, store, b, List.of(outcomes)).start();
       List<Integer> publishes = new ArrayList<>();

@@ -151,7 +151,11 @@ class WorkerCrashTest {
     assertThat(perId).hasSize(MESSAGES);
     assertThat(perId.values()).as("effects per message id: %s", perId).containsOnly(1);
     assertThat(committedBy(effects, survivor.pid())).isEqualTo(MESSAGES);
+    // What the dead held was redone under a new claim: its lease lapsed, the survivor took over.
     assertThat(killedMidWork).isNotEmpty();
+    for (String id : killedMidWork) {
+      assertThat(committedFence(effects, id)).as("fence of %s's row", id).isGreaterThan(1);
+    }
 
     survivor.destroy(); // SIGTERM: a clean stop
     assertThat(survivor.waitFor(60, TimeUnit.SECONDS)).isTrue();
@@ -249,6 +253,18 @@ class WorkerCrashTest {
       try (ResultSet r = s.executeQuery()) {
         r.next();
         return r.getInt(1);
+      }
+    }
+  }
+
+  private long committedFence(String effects, String id) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement s =
+            c.prepareStatement("SELECT fence FROM " + effects + " WHERE id = ?")) {
+      s.setString(1, id);
+      try (ResultSet r = s.executeQuery()) {
+        assertThat(r.next()).as("a row for %s", id).isTrue();
+        return r.getLong(1);
       }
     }
   }

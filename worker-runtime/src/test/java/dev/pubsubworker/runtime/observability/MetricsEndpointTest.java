@@ -34,7 +34,7 @@ class MetricsEndpointTest {
 
   @ParameterizedTest(name = "on {0}")
   @EnumSource(TestPubSub.Server.class)
-  void a_scripted_run_shows_in_the_scraped_counters(TestPubSub.Server server) throws Exception {
+  void a_scripted_run_shows_in_the_scraped_counters(TestPubSub.Server pubsub) throws Exception {
     CountDownLatch releaseSlow = new CountDownLatch(1);
     AtomicInteger failingCalls = new AtomicInteger();
     MessageHandler handler =
@@ -52,7 +52,7 @@ class MetricsEndpointTest {
             .setExactlyOnceDelivery(true)
             .setRetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(2))
             .build();
-    try (EmulatorWorkers w = new EmulatorWorkers(server.pubsub(), spec)) {
+    try (EmulatorWorkers w = new EmulatorWorkers(pubsub.pubsub(), spec)) {
       WorkerConfig config =
           w.config(
               "key = \"template:orders:{order_id}\"\nlease = 1500ms\nexecutor-threads = 3", "");

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.testing;
 
+import dev.pubsubworker.embedded.EmbeddedPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.TestServices;
 
@@ -42,8 +43,8 @@ public final class TestPubSub {
   /** The embedded server of this test JVM, started on first use and stopped at JVM exit. */
   public static synchronized PubSubEmulator embedded() {
     if (embedded == null) {
-      // TODO(embedded-server): EmbeddedPubSub.start() once the module lands.
-      embedded = TestServices.pubsub();
+      EmbeddedPubSub server = EmbeddedPubSub.start();
+      embedded = PubSubEmulator.inProcess(server.hostPort(), server);
     }
     return embedded;
   }
