@@ -42,9 +42,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The {@code demo}: everything local — Pub/Sub (the embedded server by default, see {@link
- * DemoPubSub}), a lock store, the example orders plugin — and a load that makes exactly-once hard: duplicate publishes of the same order, first
- * placements that fail, and orders a crashed worker claimed and abandoned. The real runtime
- * processes them; the demo shows progress and then checks that every order was placed exactly once.
+ * DemoPubSub}), a lock store, the example orders plugin — and a load that makes exactly-once hard:
+ * duplicate publishes of the same order, first placements that fail, and orders a crashed worker
+ * claimed and abandoned. The real runtime processes them; the demo shows progress and then checks
+ * that every order was placed exactly once.
  */
 public final class Demo {
 

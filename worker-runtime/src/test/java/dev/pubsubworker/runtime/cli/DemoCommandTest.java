@@ -60,7 +60,12 @@ class DemoCommandTest {
   void demo_on_a_running_google_emulator() {
     CliRun run =
         CliRun.of(
-            "demo", "--messages", "30", "--pubsub", TestServices.pubsub().hostPort(), "--timeout",
+            "demo",
+            "--messages",
+            "30",
+            "--pubsub",
+            TestServices.pubsub().hostPort(),
+            "--timeout",
             "PT2M");
     assertThat(run.out())
         .contains("Pub/Sub: running server at " + TestServices.pubsub().hostPort());

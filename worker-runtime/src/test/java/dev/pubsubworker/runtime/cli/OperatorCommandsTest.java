@@ -1,6 +1,5 @@
 package dev.pubsubworker.runtime.cli;
 
-import dev.pubsubworker.runtime.testing.TestPubSub;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.pubsub.v1.ReceivedMessage;
@@ -9,6 +8,7 @@ import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;

@@ -1,12 +1,12 @@
 package dev.pubsubworker.runtime.cli;
 
-import dev.pubsubworker.runtime.testing.TestPubSub;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;

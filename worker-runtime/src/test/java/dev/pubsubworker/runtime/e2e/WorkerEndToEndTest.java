@@ -18,6 +18,7 @@ import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.store.LockStore;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
@@ -30,10 +31,9 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import dev.pubsubworker.runtime.testing.TestPubSub;
-import org.junit.jupiter.api.Test;
 
 /**
  * The worker against Pub/Sub: every hazard of SPEC §6 with a real subscriber, real acks and nacks,
@@ -86,7 +86,8 @@ class WorkerEndToEndTest {
 
   @ParameterizedTest(name = "on {0}")
   @EnumSource(TestPubSub.Server.class)
-  void a_republish_with_a_new_message_id_and_the_same_business_key_has_one_effect(TestPubSub.Server server) {
+  void a_republish_with_a_new_message_id_and_the_same_business_key_has_one_effect(
+      TestPubSub.Server server) {
     RecordingHandler handler = new RecordingHandler();
     OutcomeRecorder outcomes = new OutcomeRecorder();
     try (WorkerHarness h = new WorkerHarness(server.pubsub(), SubscriptionSpec.defaults())) {

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
 import java.net.InetSocketAddress;
@@ -15,15 +16,15 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import dev.pubsubworker.runtime.testing.TestPubSub;
-import org.junit.jupiter.api.Test;
 
 /**
  * The metrics of a scripted run on Pub/Sub (the embedded server and Google's emulator), read from
- * the real {@code /metrics} endpoint: N orders, D republishes of some of them under the same business key, one handler
- * failure, one handler long enough for the heartbeat, on a subscription with exactly-once delivery.
+ * the real {@code /metrics} endpoint: N orders, D republishes of some of them under the same
+ * business key, one handler failure, one handler long enough for the heartbeat, on a subscription
+ * with exactly-once delivery.
  */
 class MetricsEndpointTest {
 

@@ -1,6 +1,5 @@
 package dev.pubsubworker.runtime.observability;
 
-import dev.pubsubworker.runtime.testing.TestPubSub;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -9,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
