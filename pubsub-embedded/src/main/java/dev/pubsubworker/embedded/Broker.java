@@ -141,9 +141,8 @@ final class Broker {
     long size = 0;
     for (PubsubMessage message : messages) {
       if (message.getData().isEmpty() && message.getAttributesCount() == 0) {
-        throw Validation.invalid(
-            "Some messages are empty: each message must contain non-empty data, or at least one"
-                + " attribute");
+        // The emulator's wording; Pub/Sub wants non-empty data or at least one attribute.
+        throw Validation.invalid("Some messages are empty");
       }
       size += message.getSerializedSize();
     }
@@ -190,6 +189,10 @@ final class Broker {
     if (subscriptions.containsKey(name)) {
       throw alreadyExists(name);
     }
+    if (subscription.hasDeadLetterPolicy()
+        && !topics.containsKey(subscription.getDeadLetterPolicy().getDeadLetterTopic())) {
+      throw Status.NOT_FOUND.withDescription("Dead letter topic not found").asRuntimeException();
+    }
     subscriptions.put(name, new SubscriptionState(subscription, this::publishDeadLetter));
     topicSubscriptions.get(request.getTopic()).add(name);
     return subscription;
@@ -231,8 +234,7 @@ final class Broker {
     if (siblings != null) {
       siblings.remove(name);
     }
-    state.closeStreams(
-        Status.NOT_FOUND.withDescription("Subscription does not exist (resource=" + name + ")"));
+    state.closeStreams(Status.NOT_FOUND.withDescription("Subscription does not exist"));
   }
 
   synchronized void seek(String name, Instant time) {
@@ -559,9 +561,7 @@ final class Broker {
         AckOutcome outcome =
             state == null
                 ? new AckOutcome(
-                    Status.NOT_FOUND.withDescription(
-                        "Subscription does not exist (resource=" + ack.subscription() + ")"),
-                    Map.of())
+                    Status.NOT_FOUND.withDescription("Subscription does not exist"), Map.of())
                 : applyAcks(state, ack.ackIds(), now);
         replies.add(() -> ack.reply().accept(outcome));
       }
@@ -607,16 +607,21 @@ final class Broker {
     return state;
   }
 
+  /** NOT_FOUND as the emulator words it: "Topic not found" / "Subscription does not exist". */
   static StatusRuntimeException notFound(String name) {
     return Status.NOT_FOUND
-        .withDescription("Resource not found (resource=" + Names.lastSegment(name) + ").")
+        .withDescription(
+            name.contains("/subscriptions/") ? "Subscription does not exist" : "Topic not found")
         .asRuntimeException();
   }
 
+  /** ALREADY_EXISTS as the emulator words it. */
   static StatusRuntimeException alreadyExists(String name) {
     return Status.ALREADY_EXISTS
         .withDescription(
-            "Resource already exists in the project (resource=" + Names.lastSegment(name) + ").")
+            name.contains("/subscriptions/")
+                ? "Subscription already exists"
+                : "Topic already exists")
         .asRuntimeException();
   }
 

@@ -5,6 +5,7 @@ import com.google.protobuf.FieldMask;
 import com.google.pubsub.v1.DeadLetterPolicy;
 import com.google.pubsub.v1.RetryPolicy;
 import com.google.pubsub.v1.Subscription;
+import io.grpc.Status;
 import java.time.Duration;
 import java.util.Set;
 
@@ -85,9 +86,20 @@ final class SubscriptionConfigs {
       if (attempts == 0) {
         builder.setDeadLetterPolicy(
             policy.toBuilder().setMaxDeliveryAttempts(Validation.DEFAULT_MAX_DELIVERY_ATTEMPTS));
-      } else if (attempts < 5 || attempts > 100) {
-        throw Validation.invalid(
-            "Invalid max_delivery_attempts: must be between 5 and 100, but was " + attempts);
+      } else if (attempts < 5) {
+        throw Status.OUT_OF_RANGE
+            .withDescription(
+                "The value for max_delivery_attempts is too small. You passed "
+                    + attempts
+                    + " in the request, but the minimum value is 5.")
+            .asRuntimeException();
+      } else if (attempts > 100) {
+        throw Status.OUT_OF_RANGE
+            .withDescription(
+                "The value for max_delivery_attempts is too large. You passed "
+                    + attempts
+                    + " in the request, but the maximum value is 100.")
+            .asRuntimeException();
       }
     }
     if (builder.hasRetryPolicy()) {
