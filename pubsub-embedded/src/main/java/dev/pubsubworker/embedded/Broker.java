@@ -544,6 +544,10 @@ final class Broker {
     }
   }
 
+  synchronized boolean hasDelayedAcks() {
+    return !delayedAcks.isEmpty();
+  }
+
   // ---- time ----
 
   /** Applies due delayed acks, expires due leases, ends due backoffs and delivers. */

@@ -186,6 +186,11 @@ public final class Faults {
     return paused.containsKey(subscriptionId);
   }
 
+  /** Whether delayed acks wait for their time (for tests). */
+  boolean hasPendingAcks() {
+    return broker.hasDelayedAcks();
+  }
+
   Duration latency() {
     return latency;
   }

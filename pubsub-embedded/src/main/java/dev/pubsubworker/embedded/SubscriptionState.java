@@ -109,7 +109,8 @@ final class SubscriptionState {
       QueuedMessage message = expiry.message();
       if (message.state == QueuedMessage.State.LEASED
           && message.leaseGeneration == expiry.generation()) {
-        release(message, now);
+        // The backoff runs from the deadline, however late this check comes.
+        release(message, expiry.deadline());
       }
     }
     while (!delayed.isEmpty() && !delayed.peek().availableAt.isAfter(now)) {

@@ -18,12 +18,10 @@ import com.google.protobuf.FieldMask;
 import com.google.protobuf.Timestamp;
 import com.google.pubsub.v1.AcknowledgeRequest;
 import com.google.pubsub.v1.DeadLetterPolicy;
-import com.google.pubsub.v1.ModifyAckDeadlineRequest;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.PushConfig;
 import com.google.pubsub.v1.ReceivedMessage;
 import com.google.pubsub.v1.RetryPolicy;
-import com.google.pubsub.v1.SeekRequest;
 import com.google.pubsub.v1.StreamingPullRequest;
 import com.google.pubsub.v1.StreamingPullResponse;
 import com.google.pubsub.v1.Subscription;
@@ -40,7 +38,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
@@ -510,76 +507,35 @@ abstract class PubSubScenarios {
   // ---- helpers ----
 
   TopicName createTopic(String prefix) {
-    TopicName topic = target().topicName(prefix);
-    target().topics.createTopic(topic);
-    return topic;
+    return target().createTopic(prefix);
   }
 
   SubscriptionName createSubscription(TopicName topic, Subscription.Builder settings) {
-    SubscriptionName name = target().subscriptionName("sub");
-    target()
-        .subscriptions
-        .createSubscription(settings.setName(name.toString()).setTopic(topic.toString()).build());
-    return name;
+    return target().createSubscription(topic, settings);
   }
 
   void publish(TopicName topic, String... texts) {
-    List<PubsubMessage> messages = new ArrayList<>();
-    for (String text : texts) {
-      messages.add(PubsubMessage.newBuilder().setData(utf8(text)).build());
-    }
-    target().topics.publish(topic, messages);
+    target().publish(topic, texts);
   }
 
-  /** Pulls until exactly {@code count} messages came (never more), within 20 s. */
   List<ReceivedMessage> pullExactly(SubscriptionName subscription, int count) {
-    List<ReceivedMessage> received = new ArrayList<>();
-    await()
-        .atMost(Duration.ofSeconds(20))
-        .pollInterval(Duration.ofMillis(50))
-        .until(
-            () -> {
-              received.addAll(
-                  target().pull(subscription, count - received.size(), Duration.ofSeconds(2)));
-              return received.size() >= count;
-            });
-    assertThat(received).hasSize(count);
-    return received;
+    return target().pullExactly(subscription, count);
   }
 
-  /** One Pull given {@link #QUIET}: what it returns. */
   List<ReceivedMessage> pullOnce(SubscriptionName subscription) {
-    return target().pull(subscription, 10, QUIET);
+    return target().pullOnce(subscription);
   }
 
   void acknowledge(SubscriptionName subscription, List<ReceivedMessage> messages) {
-    target()
-        .subscriptions
-        .acknowledge(
-            subscription,
-            messages.stream().map(ReceivedMessage::getAckId).collect(Collectors.toList()));
+    target().acknowledge(subscription, messages);
   }
 
   void nack(SubscriptionName subscription, ReceivedMessage message) {
-    target()
-        .subscriptions
-        .modifyAckDeadlineCallable()
-        .call(
-            ModifyAckDeadlineRequest.newBuilder()
-                .setSubscription(subscription.toString())
-                .addAckIds(message.getAckId())
-                .setAckDeadlineSeconds(0)
-                .build());
+    target().nack(subscription, message);
   }
 
   void seek(SubscriptionName subscription, Timestamp time) {
-    target()
-        .subscriptions
-        .seek(
-            SeekRequest.newBuilder()
-                .setSubscription(subscription.toString())
-                .setTime(time)
-                .build());
+    target().seek(subscription, time);
   }
 
   static Map<String, ReceivedMessage> byText(List<ReceivedMessage> messages) {
