@@ -12,6 +12,7 @@ import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.TopicName;
 import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.embedded.EmbeddedPubSub;
+import dev.pubsubworker.embedded.EmbeddedPubSubTest;
 import dev.pubsubworker.plugins.orders.OrderLedger;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
@@ -28,14 +29,15 @@ import org.junit.jupiter.api.Test;
 /**
  * What {@code worker-runtime/README.md} ("Testing a plugin end to end") shows a plugin author: the
  * plugin as {@code run} loads it, the real runtime and a real Subscriber, on the embedded Pub/Sub
- * server — nothing installed. Keep the two in step.
+ * server that {@link EmbeddedPubSubTest} starts for the class — nothing installed. Keep the two in
+ * step.
  */
+@EmbeddedPubSubTest
 class WorkerPluginEndToEndTest {
 
   @Test
-  void the_orders_plugin_places_each_order_once() throws Exception {
-    try (EmbeddedPubSub pubsub = EmbeddedPubSub.start();
-        PubSubConnection connection = PubSubConnection.create(Optional.of(pubsub.hostPort()))) {
+  void the_orders_plugin_places_each_order_once(EmbeddedPubSub pubsub) throws Exception {
+    try (PubSubConnection connection = PubSubConnection.create(Optional.of(pubsub.hostPort()))) {
       TopicName topic = TopicName.of("test-project", "orders");
       try (TopicAdminClient topics = TopicAdminClient.create(connection.topicAdminSettings());
           SubscriptionAdminClient subscriptions =
