@@ -282,6 +282,7 @@ final class Broker {
    */
   synchronized void acknowledge(String name, List<String> ackIds, Consumer<AckOutcome> reply) {
     SubscriptionState state = requireSubscription(name);
+    checkAckIds(state, ackIds);
     Status.Code failure = faults.ackFailure(state.id());
     if (failure != null) {
       reply.accept(
@@ -300,6 +301,19 @@ final class Broker {
       return;
     }
     reply.accept(applyAcks(state, ackIds, clock.instant()));
+  }
+
+  /**
+   * Refuses ack ids this server never handed out for the subscription, as the emulator does.
+   *
+   * @throws StatusRuntimeException INVALID_ARGUMENT "Invalid ack id (ack_id=...)"
+   */
+  private static void checkAckIds(SubscriptionState state, List<String> ackIds) {
+    for (String ackId : ackIds) {
+      if (!state.isWellFormed(ackId)) {
+        throw Validation.invalid("Invalid ack id (ack_id=" + ackId + ")");
+      }
+    }
   }
 
   private AckOutcome applyAcks(SubscriptionState state, List<String> ackIds, Instant now) {
@@ -324,6 +338,7 @@ final class Broker {
               + seconds);
     }
     SubscriptionState state = requireSubscription(name);
+    checkAckIds(state, ackIds);
     return applyModacks(state, ackIds, List.of(seconds), clock.instant());
   }
 
@@ -410,6 +425,7 @@ final class Broker {
         }
       }
       List<String> ackIds = request.getModifyDeadlineAckIdsList();
+      checkAckIds(state, ackIds);
       AckOutcome outcome = applyModacks(state, ackIds, request.getModifyDeadlineSecondsList(), now);
       if (state.exactlyOnce()) {
         send(

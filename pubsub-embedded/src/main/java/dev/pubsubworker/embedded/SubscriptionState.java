@@ -161,6 +161,19 @@ final class SubscriptionState {
     return received.build();
   }
 
+  /** Whether {@code ackId} has the shape of the ack ids this subscription hands out. */
+  boolean isWellFormed(String ackId) {
+    if (!ackId.startsWith(id + "-")) {
+      return false;
+    }
+    String rest = ackId.substring(id.length() + 1);
+    int dash = rest.indexOf('-');
+    return dash > 0
+        && dash < rest.length() - 1
+        && rest.chars().filter(c -> c == '-').count() == 1
+        && rest.replace("-", "").chars().allMatch(Character::isDigit);
+  }
+
   /**
    * Whether {@code ackId} may be acked or modacked now. On exactly-once subscriptions only the
    * current, unexpired lease's ack id is valid; otherwise any ack id of an unacked message is.

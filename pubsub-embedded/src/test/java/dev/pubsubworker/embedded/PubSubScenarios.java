@@ -174,6 +174,9 @@ abstract class PubSubScenarios {
         .hasMessageEndingWith("NOT_FOUND: Subscription does not exist");
     assertThatThrownBy(() -> target().subscriptions.deleteSubscription(missingSubscription))
         .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> target().subscriptions.acknowledge(subscription, List.of("junk")))
+        .isInstanceOf(InvalidArgumentException.class)
+        .hasMessageEndingWith("INVALID_ARGUMENT: Invalid ack id (ack_id=junk)");
     assertThatThrownBy(
             () -> target().topics.createTopic("projects/" + target().project + "/topics/1-bad"))
         .isInstanceOf(InvalidArgumentException.class)
