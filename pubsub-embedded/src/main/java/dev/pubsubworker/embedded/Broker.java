@@ -259,7 +259,7 @@ final class Broker {
     int seconds = state.config().getAckDeadlineSeconds();
     long bytes = 0;
     while (received.size() < maxMessages) {
-      QueuedMessage message = state.nextReady();
+      QueuedMessage message = state.nextReady(null);
       if (message == null) {
         break;
       }
@@ -538,7 +538,7 @@ final class Broker {
         long bytes = 0;
         while (stream.hasCapacity()
             && batch.getReceivedMessagesCount() < MAX_MESSAGES_PER_RESPONSE) {
-          QueuedMessage message = state.nextReady();
+          QueuedMessage message = state.nextReady(stream);
           if (message == null) {
             break;
           }

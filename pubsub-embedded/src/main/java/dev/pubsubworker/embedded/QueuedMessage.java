@@ -17,7 +17,7 @@ final class QueuedMessage {
     DELAYED,
     /** Delivered and not yet acked, nacked or expired. */
     LEASED,
-    /** Behind an earlier message of the same ordering key. */
+    /** Behind an earlier message of the same ordering key that is waiting for (re)delivery. */
     WAITING_FOR_KEY,
     /** Acknowledged (or dead-lettered, or sought past). */
     ACKED
@@ -40,6 +40,9 @@ final class QueuedMessage {
 
   /** Bumped whenever the lease changes, so stale expiry records are ignored. */
   long leaseGeneration;
+
+  /** The stream the current lease went to; null for a unary Pull or when not leased. */
+  PullStream leasedTo;
 
   /** Every ack id handed out for this message while it is unacked, with its stream (or null). */
   final Map<String, PullStream> ackIds = new LinkedHashMap<>();

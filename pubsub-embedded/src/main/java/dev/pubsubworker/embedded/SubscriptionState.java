@@ -10,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -26,9 +27,13 @@ import java.util.function.BiConsumer;
  * <p>Rules: a delivered message is leased until its deadline; an ack removes it; a nack (modack 0)
  * or an expired deadline gives it back, after the retry policy's backoff if there is one, or
  * forwards it to the dead-letter topic once it has been delivered {@code max_delivery_attempts}
- * times. A stream that goes away keeps its leases until their deadlines. With message ordering,
- * only the oldest unacked message of an ordering key is deliverable, so a nacked or expired message
- * holds its key until it is acked.
+ * times. A stream that goes away keeps its leases until their deadlines.
+ *
+ * <p>With message ordering, the unacked messages of an ordering key go out in publish order as a
+ * run: a message is deliverable only when every earlier unacked message of its key is leased, and
+ * only to the stream (or to unary Pull) that holds the latest of them. A nack or an expired
+ * deadline ends the leases of every later message of the key, so the key is redelivered from that
+ * message on, in order; acks of those later messages under their old ack ids are ignored.
  */
 final class SubscriptionState {
 
@@ -87,13 +92,93 @@ final class SubscriptionState {
     String key = message.orderingKey();
     if (config.getEnableMessageOrdering() && !key.isEmpty()) {
       ArrayDeque<QueuedMessage> queue = keyQueues.computeIfAbsent(key, k -> new ArrayDeque<>());
+      // Leased messages of a key always form a prefix, so the last one tells about all.
+      boolean allEarlierLeased =
+          queue.isEmpty() || queue.peekLast().state == QueuedMessage.State.LEASED;
       queue.add(message);
-      if (queue.size() > 1) {
+      if (!allEarlierLeased) {
         message.state = QueuedMessage.State.WAITING_FOR_KEY;
         return;
       }
     }
     makeReady(message);
+  }
+
+  private ArrayDeque<QueuedMessage> keyQueue(QueuedMessage message) {
+    String key = message.orderingKey();
+    return key.isEmpty() || !config.getEnableMessageOrdering() ? null : keyQueues.get(key);
+  }
+
+  /**
+   * Whether {@code message} may go to {@code stream} (null: unary Pull) now: always, unless it has
+   * an ordering key, in which case every earlier message of the key must be leased, the latest of
+   * them to the same stream.
+   */
+  private boolean deliverableTo(QueuedMessage message, PullStream stream) {
+    ArrayDeque<QueuedMessage> queue = keyQueue(message);
+    if (queue == null) {
+      return true;
+    }
+    boolean anyEarlier = false;
+    PullStream holder = null;
+    for (QueuedMessage earlier : queue) {
+      if (earlier == message) {
+        break;
+      }
+      if (earlier.state != QueuedMessage.State.LEASED) {
+        return false;
+      }
+      anyEarlier = true;
+      holder = earlier.leasedTo;
+    }
+    return !anyEarlier || holder == stream;
+  }
+
+  /** After {@code message} was leased: the next message of its key may follow in the same run. */
+  private void offerNextOfKey(QueuedMessage message) {
+    ArrayDeque<QueuedMessage> queue = keyQueue(message);
+    if (queue == null) {
+      return;
+    }
+    boolean afterMessage = false;
+    for (QueuedMessage next : queue) {
+      if (afterMessage) {
+        if (next.state == QueuedMessage.State.WAITING_FOR_KEY) {
+          next.state = QueuedMessage.State.READY;
+          ready.addFirst(next);
+        }
+        return;
+      }
+      afterMessage = next == message;
+    }
+  }
+
+  /** A nack or expiry of {@code message}: every later leased message of its key is taken back. */
+  private void takeBackLaterOfKey(QueuedMessage message) {
+    ArrayDeque<QueuedMessage> queue = keyQueue(message);
+    if (queue == null) {
+      return;
+    }
+    boolean afterMessage = false;
+    for (QueuedMessage later : queue) {
+      if (afterMessage && later.state != QueuedMessage.State.ACKED) {
+        endLease(later);
+        later.state = QueuedMessage.State.WAITING_FOR_KEY;
+      }
+      afterMessage |= later == message;
+    }
+  }
+
+  /** Ends the current lease of {@code message} (its old ack ids stay known). */
+  private void endLease(QueuedMessage message) {
+    for (Map.Entry<String, PullStream> lease : message.ackIds.entrySet()) {
+      if (lease.getValue() != null) {
+        lease.getValue().remove(lease.getKey());
+      }
+    }
+    message.currentAckId = null;
+    message.leasedTo = null;
+    message.leaseGeneration++;
   }
 
   private void makeReady(QueuedMessage message) {
@@ -121,11 +206,17 @@ final class SubscriptionState {
     }
   }
 
-  /** The next deliverable message, or null. Call {@link #advanceTo} first. */
-  QueuedMessage nextReady() {
-    while (!ready.isEmpty()) {
-      QueuedMessage message = ready.poll();
-      if (message.state == QueuedMessage.State.READY) {
+  /**
+   * The next message deliverable to {@code stream} (null: unary Pull), taken off the ready queue;
+   * null when there is none. Call {@link #advanceTo} first.
+   */
+  QueuedMessage nextReady(PullStream stream) {
+    for (Iterator<QueuedMessage> it = ready.iterator(); it.hasNext(); ) {
+      QueuedMessage message = it.next();
+      if (message.state != QueuedMessage.State.READY) {
+        it.remove();
+      } else if (deliverableTo(message, stream)) {
+        it.remove();
         return message;
       }
     }
@@ -144,6 +235,7 @@ final class SubscriptionState {
     message.deliveries++;
     String ackId = id + "-" + message.sequence + "-" + (++nextAckId);
     message.currentAckId = ackId;
+    message.leasedTo = stream;
     message.ackIds.put(ackId, stream);
     message.state = QueuedMessage.State.LEASED;
     message.deadline = now.plusSeconds(seconds);
@@ -153,6 +245,7 @@ final class SubscriptionState {
     if (stream != null) {
       stream.add(ackId, message);
     }
+    offerNextOfKey(message);
     ReceivedMessage.Builder received =
         ReceivedMessage.newBuilder().setAckId(ackId).setMessage(message.message);
     if (config.hasDeadLetterPolicy()) {
@@ -194,9 +287,14 @@ final class SubscriptionState {
   /** Acknowledges the message of {@code ackId}; unknown ack ids are ignored. */
   void ack(String ackId) {
     QueuedMessage message = byAckId.get(ackId);
-    if (message != null) {
-      settle(message);
+    if (message == null) {
+      return;
     }
+    if (keyQueue(message) != null && !ackId.equals(message.currentAckId)) {
+      // A lease a nack or expiry of an earlier message took back: the message comes again.
+      return;
+    }
+    settle(message);
   }
 
   /**
@@ -235,8 +333,20 @@ final class SubscriptionState {
     if (queue != null && queue.remove(message)) {
       if (queue.isEmpty()) {
         keyQueues.remove(key);
-      } else if (queue.peek().state == QueuedMessage.State.WAITING_FOR_KEY) {
-        makeReady(queue.peek());
+      } else {
+        offerFirstWaiting(queue);
+      }
+    }
+  }
+
+  /** Makes the first not-leased message of a key ready if it was waiting behind another one. */
+  private void offerFirstWaiting(ArrayDeque<QueuedMessage> queue) {
+    for (QueuedMessage next : queue) {
+      if (next.state != QueuedMessage.State.LEASED) {
+        if (next.state == QueuedMessage.State.WAITING_FOR_KEY) {
+          makeReady(next);
+        }
+        return;
       }
     }
   }
@@ -250,18 +360,14 @@ final class SubscriptionState {
     }
     message.ackIds.clear();
     message.currentAckId = null;
+    message.leasedTo = null;
     message.leaseGeneration++;
   }
 
   /** A failed delivery (nack or expiry): redeliver after backoff, or dead-letter. */
   private void release(QueuedMessage message, Instant now) {
-    for (Map.Entry<String, PullStream> lease : message.ackIds.entrySet()) {
-      if (lease.getValue() != null) {
-        lease.getValue().remove(lease.getKey());
-      }
-    }
-    message.currentAckId = null;
-    message.leaseGeneration++;
+    endLease(message);
+    takeBackLaterOfKey(message);
     if (config.hasDeadLetterPolicy()
         && message.deliveries >= maxDeliveryAttempts()
         && deadLetter(message)) {

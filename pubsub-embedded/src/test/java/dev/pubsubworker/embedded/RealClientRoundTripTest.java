@@ -80,7 +80,7 @@ class RealClientRoundTripTest {
   void aSubscriberWithFlowControlDrainsABacklogAndEveryMessageIsAckedOnce() throws Exception {
     TopicName topic = target.createTopic("backlog");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
-    int count = 2_000;
+    int count = 1_000;
     Publisher publisher = target.publisher(topic).build();
     try {
       List<ApiFuture<String>> ids = new ArrayList<>();
@@ -109,7 +109,7 @@ class RealClientRoundTripTest {
                   consumer.ack();
                 })
             .setFlowControlSettings(
-                FlowControlSettings.newBuilder().setMaxOutstandingElementCount(50L).build())
+                FlowControlSettings.newBuilder().setMaxOutstandingElementCount(100L).build())
             .build();
     subscriber.startAsync().awaitRunning();
     try {
@@ -120,5 +120,60 @@ class RealClientRoundTripTest {
     assertThat(deliveries).hasSize(count);
     assertThat(deliveries.values()).allMatch(n -> n.get() == 1);
     assertThat(target.pullOnce(subscription)).isEmpty();
+  }
+
+  @Test
+  void aLongRunOfOneOrderingKeyReachesTheSubscriberInOrder() throws Exception {
+    TopicName topic = target.createTopic("ordered");
+    SubscriptionName subscription =
+        target.createSubscription(topic, Subscription.newBuilder().setEnableMessageOrdering(true));
+    int count = 1_000;
+    Publisher publisher = target.publisher(topic).setEnableMessageOrdering(true).build();
+    try {
+      List<ApiFuture<String>> ids = new ArrayList<>();
+      for (int i = 0; i < count; i++) {
+        ids.add(
+            publisher.publish(
+                PubsubMessage.newBuilder()
+                    .setData(ByteString.copyFromUtf8(Integer.toString(i)))
+                    .setOrderingKey("one-key")
+                    .build()));
+      }
+      for (ApiFuture<String> id : ids) {
+        id.get(30, TimeUnit.SECONDS);
+      }
+    } finally {
+      publisher.shutdown();
+      publisher.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    List<Integer> received = new ArrayList<>();
+    Subscriber subscriber =
+        target
+            .subscriber(
+                subscription,
+                (message, consumer) -> {
+                  synchronized (received) {
+                    received.add(Integer.parseInt(message.getData().toStringUtf8()));
+                  }
+                  consumer.ack();
+                })
+            .build();
+    subscriber.startAsync().awaitRunning();
+    try {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                synchronized (received) {
+                  return received.size() >= count;
+                }
+              });
+    } finally {
+      subscriber.stopAsync().awaitTerminated(30, TimeUnit.SECONDS);
+    }
+    synchronized (received) {
+      assertThat(received).hasSize(count).isSorted();
+    }
   }
 }

@@ -45,7 +45,7 @@ class SubscriptionStateTest {
 
   private static ReceivedMessage deliver(SubscriptionState state, Instant now) {
     state.advanceTo(now);
-    QueuedMessage next = state.nextReady();
+    QueuedMessage next = state.nextReady(null);
     return next == null ? null : state.lease(next, null, 10, now);
   }
 
@@ -175,30 +175,78 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withOrderingOnlyTheOldestUnackedMessageOfAKeyIsDeliverableAndANackHoldsTheKey() {
+  void withOrderingAKeyGoesOutAsARunInPublishOrderAndANackTakesBackTheRestOfTheRun() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
     publish(state, "k1", "k");
     publish(state, "k2", "k");
     publish(state, "other", "o");
     publish(state, "unkeyed", "");
 
-    List<String> firstRound = new ArrayList<>();
-    List<ReceivedMessage> leased = new ArrayList<>();
-    ReceivedMessage m;
-    while ((m = deliver(state, T0)) != null) {
-      firstRound.add(m.getMessage().getData().toStringUtf8());
-      leased.add(m);
+    List<ReceivedMessage> firstRound = deliverAll(state, T0);
+    assertThat(firstRound)
+        .extracting(SubscriptionStateTest::text)
+        .containsExactly("k1", "k2", "other", "unkeyed");
+
+    state.modifyDeadline(firstRound.get(0).getAckId(), 0, T0);
+    state.ack(firstRound.get(1).getAckId());
+
+    List<ReceivedMessage> again = deliverAll(state, T0);
+    assertThat(again)
+        .as("k1 and, after it, k2 (whose old ack id no longer counts)")
+        .extracting(SubscriptionStateTest::text)
+        .containsExactly("k1", "k2");
+    again.forEach(m -> state.ack(m.getAckId()));
+    state.ack(firstRound.get(2).getAckId());
+    state.ack(firstRound.get(3).getAckId());
+    assertThat(state.backlog()).isZero();
+  }
+
+  @Test
+  void withOrderingTheRestOfARunGoesOnlyToTheStreamHoldingItsStart() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    PullStream one = new PullStream(state, null, 10, 0, 0);
+    PullStream two = new PullStream(state, null, 10, 0, 0);
+    publish(state, "k1", "k");
+    publish(state, "k2", "k");
+
+    QueuedMessage first = state.nextReady(one);
+    state.lease(first, one, 10, T0);
+
+    assertThat(state.nextReady(two)).isNull();
+    assertThat(state.nextReady(null)).isNull();
+    QueuedMessage second = state.nextReady(one);
+    assertThat(second.message.getData().toStringUtf8()).isEqualTo("k2");
+    state.lease(second, one, 10, T0);
+
+    publish(state, "k3", "k");
+    assertThat(state.nextReady(two)).as("k3 follows the run on stream one").isNull();
+    assertThat(state.nextReady(one).message.getData().toStringUtf8()).isEqualTo("k3");
+  }
+
+  @Test
+  void withOrderingAnExpiredLeaseRestartsTheKeyFromThatMessage() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    publish(state, "k1", "k");
+    publish(state, "k2", "k");
+    List<ReceivedMessage> first = deliverAll(state, T0);
+    state.ack(first.get(0).getAckId());
+
+    List<ReceivedMessage> again = deliverAll(state, T0.plusSeconds(10));
+
+    assertThat(again).extracting(SubscriptionStateTest::text).containsExactly("k2");
+  }
+
+  private static List<ReceivedMessage> deliverAll(SubscriptionState state, Instant now) {
+    List<ReceivedMessage> delivered = new ArrayList<>();
+    ReceivedMessage next;
+    while ((next = deliver(state, now)) != null) {
+      delivered.add(next);
     }
-    assertThat(firstRound).containsExactly("k1", "other", "unkeyed");
+    return delivered;
+  }
 
-    ReceivedMessage k1 = leased.get(0);
-    state.modifyDeadline(k1.getAckId(), 0, T0);
-    ReceivedMessage redelivered = deliver(state, T0);
-    assertThat(redelivered.getMessage().getData().toStringUtf8()).isEqualTo("k1");
-    assertThat(deliver(state, T0)).as("k2 waits behind the nacked k1").isNull();
-
-    state.ack(redelivered.getAckId());
-    assertThat(deliver(state, T0).getMessage().getData().toStringUtf8()).isEqualTo("k2");
+  private static String text(ReceivedMessage message) {
+    return message.getMessage().getData().toStringUtf8();
   }
 
   @Test
