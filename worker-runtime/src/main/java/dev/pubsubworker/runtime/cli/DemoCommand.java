@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.cli;
 import dev.pubsubworker.runtime.demo.Demo;
 import dev.pubsubworker.runtime.demo.DemoBackend;
 import dev.pubsubworker.runtime.demo.DemoOptions;
+import dev.pubsubworker.runtime.demo.DemoPubSub;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;
@@ -13,10 +14,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code demo}: see exactly-once work with one command. Starts Google's Pub/Sub emulator (and the
- * Datastore emulator for {@code --backend datastore}), runs the real worker with the example orders
- * plugin, and publishes orders with duplicate publishes, failing placements and crashed holders.
- * Exits 0 only if every order was placed exactly once.
+ * {@code demo}: see exactly-once work with one command. Starts the embedded Pub/Sub server in this
+ * process (nothing to install; {@code --pubsub emulator} starts Google's emulator instead, {@code
+ * --pubsub HOST:PORT} uses one that runs) and, for {@code --backend datastore}, Google's Datastore
+ * emulator; runs the real worker with the example orders plugin, and publishes orders with
+ * duplicate publishes, failing placements and crashed holders. Exits 0 only if every order was
+ * placed exactly once.
  */
 @Command(
     name = "demo",
@@ -71,9 +74,14 @@ final class DemoCommand implements Callable<Integer> {
   Duration timeout;
 
   @Option(
-      names = "--pubsub-emulator-host",
-      description = "Use this running Pub/Sub emulator (host:port) instead of starting one.")
-  String pubsubEmulatorHost;
+      names = "--pubsub",
+      defaultValue = "embedded",
+      description =
+          "embedded (a server in this process, nothing to install) | emulator (start Google's"
+              + " from the Google Cloud CLI) | HOST:PORT (a Pub/Sub emulator or embedded server"
+              + " that runs there) (default: ${DEFAULT-VALUE}).",
+      converter = PubSubConverter.class)
+  DemoPubSub pubsub;
 
   @Option(
       names = "--datastore-emulator-host",
@@ -97,7 +105,7 @@ final class DemoCommand implements Callable<Integer> {
               backend,
               Optional.ofNullable(storeUrl),
               timeout,
-              Optional.ofNullable(pubsubEmulatorHost),
+              pubsub,
               Optional.ofNullable(datastoreEmulatorHost),
               System.console() != null);
     } catch (IllegalArgumentException e) {
@@ -132,6 +140,18 @@ final class DemoCommand implements Callable<Integer> {
       }
       throw new picocli.CommandLine.TypeConversionException(
           "must be in-memory, h2, redis, postgres or datastore, but was '" + value + "'");
+    }
+  }
+
+  /** Parses {@code embedded}, {@code emulator} or {@code HOST:PORT}. */
+  static final class PubSubConverter implements picocli.CommandLine.ITypeConverter<DemoPubSub> {
+    @Override
+    public DemoPubSub convert(String value) {
+      try {
+        return DemoPubSub.parse(value);
+      } catch (IllegalArgumentException e) {
+        throw new picocli.CommandLine.TypeConversionException(e.getMessage());
+      }
     }
   }
 }

@@ -15,6 +15,7 @@ import com.google.pubsub.v1.TopicName;
 import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.api.WorkerPlugin;
 import dev.pubsubworker.core.ClaimRequest;
+import dev.pubsubworker.embedded.EmbeddedPubSub;
 import dev.pubsubworker.plugins.orders.OrderSink;
 import dev.pubsubworker.plugins.orders.OrdersPlugin;
 import dev.pubsubworker.runtime.config.WorkerConfig;
@@ -40,10 +41,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The {@code demo}: everything local — Google's Pub/Sub emulator, a lock store, the example orders
- * plugin — and a load that makes exactly-once hard: duplicate publishes of the same order, first
- * placements that fail, and orders a crashed worker claimed and abandoned. The real runtime
- * processes them; the demo shows progress and then checks that every order was placed exactly once.
+ * The {@code demo}: everything local — Pub/Sub (the embedded server by default, see {@link
+ * DemoPubSub}), a lock store, the example orders plugin — and a load that makes exactly-once hard:
+ * duplicate publishes of the same order, first placements that fail, and orders a crashed worker
+ * claimed and abandoned. The real runtime processes them; the demo shows progress and then checks
+ * that every order was placed exactly once.
  */
 public final class Demo {
 
@@ -53,7 +55,7 @@ public final class Demo {
     EXACTLY_ONCE,
     /** An order was placed twice or never. */
     VIOLATED,
-    /** Something the demo needs (an emulator, a store) is missing. */
+    /** Something the demo needs (a Pub/Sub server, an emulator, a store) is missing. */
     UNAVAILABLE
   }
 
@@ -77,17 +79,13 @@ public final class Demo {
    * Runs the demo to the end.
    *
    * @return whether exactly-once held
-   * @throws IOException if an emulator cannot be started (the message says which and why)
+   * @throws IOException if a server or an emulator cannot be started (the message says which and
+   *     why)
    */
   public Result run() throws IOException, InterruptedException {
     List<AutoCloseable> cleanup = new ArrayList<>();
     try {
-      Optional<String> pubsubHost =
-          emulator(
-              LocalEmulator.Kind.PUBSUB,
-              "PUBSUB_EMULATOR_HOST",
-              options.pubsubEmulatorHost(),
-              cleanup);
+      Optional<String> pubsubHost = pubsub(cleanup);
       if (pubsubHost.isEmpty()) {
         return Result.UNAVAILABLE;
       }
@@ -158,12 +156,17 @@ public final class Demo {
             UnaryOperator.identity());
     out.printf(
         "demo: %d orders, %d duplicate publishes, %d failing first placements, %d crashed"
-            + " holders; lock store %s; Pub/Sub emulator at %s%n",
+            + " holders; lock store %s; Pub/Sub: %s at %s%n",
         n,
         duplicatePublishes,
         failFirst.size(),
         crashed.size(),
         options.backend().name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+        switch (options.pubsub().source()) {
+          case EMBEDDED -> "embedded server";
+          case GOOGLE_EMULATOR -> "Google's emulator";
+          case RUNNING -> "running server";
+        },
         pubsubHost);
     out.flush();
     worker.start();
@@ -284,6 +287,29 @@ public final class Demo {
     out.printf("  %-26s %s%n", label, value);
   }
 
+  /** The Pub/Sub server's host:port; empty (after saying why) when there is none. */
+  private Optional<String> pubsub(List<AutoCloseable> cleanup) throws IOException {
+    DemoPubSub choice = options.pubsub();
+    if (choice.source() == DemoPubSub.Source.EMBEDDED) {
+      EmbeddedPubSub server = EmbeddedPubSub.start();
+      cleanup.add(server);
+      return Optional.of(server.hostPort());
+    }
+    if (choice.source() == DemoPubSub.Source.GOOGLE_EMULATOR) {
+      return startEmulator(LocalEmulator.Kind.PUBSUB, cleanup);
+    }
+    String hostPort = choice.hostPort().orElseThrow();
+    if (!PubSubProbe.answers(hostPort, PROJECT, Duration.ofSeconds(5))) {
+      out.println(
+          "demo: no Pub/Sub server answers at --pubsub "
+              + hostPort
+              + "; start one there, or leave --pubsub out to use the embedded server");
+      out.flush();
+      return Optional.empty();
+    }
+    return Optional.of(hostPort);
+  }
+
   private Optional<String> emulator(
       LocalEmulator.Kind kind, String variable, Optional<String> given, List<AutoCloseable> cleanup)
       throws IOException {
@@ -301,6 +327,12 @@ public final class Demo {
       }
       return Optional.of(configured);
     }
+    return startEmulator(kind, cleanup);
+  }
+
+  /** Starts one of Google's emulators from the Cloud CLI; empty (after saying why) without one. */
+  private Optional<String> startEmulator(LocalEmulator.Kind kind, List<AutoCloseable> cleanup)
+      throws IOException {
     Optional<Path> binary = LocalEmulator.find(kind);
     if (binary.isEmpty()) {
       out.println("demo: " + kind.installHint());
@@ -353,7 +385,7 @@ public final class Demo {
         f.get(60, TimeUnit.SECONDS);
       }
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      throw new IOException("publishing to the emulator failed", e);
+      throw new IOException("publishing to Pub/Sub failed", e);
     } finally {
       publisher.shutdown();
       publisher.awaitTermination(30, TimeUnit.SECONDS);

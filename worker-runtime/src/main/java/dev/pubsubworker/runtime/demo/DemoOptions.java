@@ -13,7 +13,7 @@ import java.util.Optional;
  * @param backend the lock store
  * @param storeUrl where the Redis or PostgreSQL store is, when not the local default
  * @param timeout how long to wait for every order to be placed
- * @param pubsubEmulatorHost a running Pub/Sub emulator to use instead of starting one
+ * @param pubsub where Pub/Sub comes from: the embedded server, Google's emulator, a running one
  * @param datastoreEmulatorHost a running Datastore emulator to use instead of starting one
  * @param interactive whether the progress line rewrites itself (a terminal) or prints lines
  */
@@ -25,7 +25,7 @@ public record DemoOptions(
     DemoBackend backend,
     Optional<String> storeUrl,
     Duration timeout,
-    Optional<String> pubsubEmulatorHost,
+    DemoPubSub pubsub,
     Optional<String> datastoreEmulatorHost,
     boolean interactive) {
 
@@ -41,6 +41,7 @@ public record DemoOptions(
     requireShare("--duplicates", duplicates);
     requireShare("--failures", failures);
     requireShare("--crashes", crashes);
+    java.util.Objects.requireNonNull(pubsub, "pubsub");
   }
 
   private static void requireShare(String option, double value) {

@@ -53,9 +53,10 @@ final class LocalEmulator implements AutoCloseable {
           + (this == PUBSUB ? "pubsub-emulator" : "datastore-emulator")
           + ", or gcloud components install "
           + component
-          + "), or set "
-          + (this == PUBSUB ? "PUBSUB_EMULATOR_HOST" : "DATASTORE_EMULATOR_HOST")
-          + " to a running one";
+          + (this == PUBSUB
+              ? "), pass --pubsub HOST:PORT of a running one, or leave --pubsub out to use the"
+                  + " embedded server"
+              : "), or set DATASTORE_EMULATOR_HOST to a running one");
     }
   }
 

@@ -1,7 +1,7 @@
 /**
- * The {@code demo} command's machinery: Google's emulators started on free ports, the example
- * orders plugin with failure injection, a load generator with duplicate publishes and crashed
- * holders, a live progress line and the exactly-once summary. Depends on the runtime's other
- * packages; nothing depends on it but the CLI.
+ * The {@code demo} command's machinery: the embedded Pub/Sub server (or Google's emulators started
+ * on free ports), the example orders plugin with failure injection, a load generator with duplicate
+ * publishes and crashed holders, a live progress line and the exactly-once summary. Depends on the
+ * runtime's other packages; nothing depends on it but the CLI.
  */
 package dev.pubsubworker.runtime.demo;

@@ -8,6 +8,7 @@ import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.store.LockStore;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
@@ -23,13 +24,13 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** inspect, forget, purge and publish against a real Redis store and the Pub/Sub emulator. */
+/** inspect, forget, purge and publish against a real Redis store and the embedded Pub/Sub. */
 class OperatorCommandsTest {
 
   @TempDir Path dir;
 
   private Path config;
-  private final PubSubEmulator pubsub = TestServices.pubsub();
+  private final PubSubEmulator pubsub = TestPubSub.embedded();
 
   @BeforeEach
   void writeConfig() throws IOException {

@@ -6,10 +6,10 @@ import static org.awaitility.Awaitility.await;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
-import dev.pubsubworker.testkit.services.TestServices;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,7 +31,7 @@ class RunCommandProcessTest {
 
   @Test
   void a_worker_processes_messages_and_exits_0_after_sigterm() throws Exception {
-    PubSubEmulator pubsub = TestServices.pubsub();
+    PubSubEmulator pubsub = TestPubSub.embedded();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
     Path config = dir.resolve("worker.conf");
     Files.writeString(
@@ -115,7 +115,7 @@ class RunCommandProcessTest {
 
   @Test
   void a_missing_subscription_exits_3_with_one_line() throws Exception {
-    PubSubEmulator pubsub = TestServices.pubsub();
+    PubSubEmulator pubsub = TestPubSub.embedded();
     Path config = dir.resolve("missing.conf");
     Files.writeString(
         config,

@@ -18,6 +18,7 @@ import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.store.LockStore;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
@@ -31,20 +32,24 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The worker against Google's Pub/Sub emulator: every hazard of SPEC §6 with a real subscriber,
- * real acks and nacks, real redeliveries.
+ * The worker against Pub/Sub: every hazard of SPEC §6 with a real subscriber, real acks and nacks,
+ * real redeliveries, on the embedded server; the core scenarios (the parameterised ones) also on
+ * Google's emulator, so that the embedded server cannot drift from it unnoticed.
  */
 class WorkerEndToEndTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  @Test
-  void each_published_message_is_handled_once_and_acked() {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void each_published_message_is_handled_once_and_acked(TestPubSub.Server server) {
     RecordingHandler handler = new RecordingHandler();
     OutcomeRecorder outcomes = new OutcomeRecorder();
-    try (WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
+    try (WorkerHarness h = new WorkerHarness(server.pubsub(), SubscriptionSpec.defaults())) {
       Worker w = h.create("", "", handler, List.of(outcomes));
       w.start();
       assertThat(w.isReady()).isTrue();
@@ -60,11 +65,12 @@ class WorkerEndToEndTest {
     }
   }
 
-  @Test
-  void a_redelivery_of_a_processed_message_is_a_duplicate_and_acked() {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void a_redelivery_of_a_processed_message_is_a_duplicate_and_acked(TestPubSub.Server server) {
     RecordingHandler handler = new RecordingHandler();
     OutcomeRecorder outcomes = new OutcomeRecorder();
-    try (WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
+    try (WorkerHarness h = new WorkerHarness(server.pubsub(), SubscriptionSpec.defaults())) {
       retainAckedMessages(h);
       Instant before = Instant.now().minusSeconds(2);
       h.create("", "", handler, List.of(outcomes)).start();
@@ -78,11 +84,13 @@ class WorkerEndToEndTest {
     }
   }
 
-  @Test
-  void a_republish_with_a_new_message_id_and_the_same_business_key_has_one_effect() {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void a_republish_with_a_new_message_id_and_the_same_business_key_has_one_effect(
+      TestPubSub.Server server) {
     RecordingHandler handler = new RecordingHandler();
     OutcomeRecorder outcomes = new OutcomeRecorder();
-    try (WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
+    try (WorkerHarness h = new WorkerHarness(server.pubsub(), SubscriptionSpec.defaults())) {
       h.create("key = \"template:orders:{order_id}\"", "", handler, List.of(outcomes)).start();
       String first = h.publish("po-7", Map.of("order_id", "po-7"));
       await().atMost(WAIT).until(() -> outcomes.count(Outcome.PROCESSED) == 1);
@@ -94,8 +102,9 @@ class WorkerEndToEndTest {
     }
   }
 
-  @Test
-  void a_handler_that_throws_once_is_redelivered_and_has_one_effect() {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void a_handler_that_throws_once_is_redelivered_and_has_one_effect(TestPubSub.Server server) {
     RecordingHandler handler =
         new RecordingHandler()
             .behave(
@@ -105,7 +114,7 @@ class WorkerEndToEndTest {
                   }
                 });
     OutcomeRecorder outcomes = new OutcomeRecorder();
-    try (WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
+    try (WorkerHarness h = new WorkerHarness(server.pubsub(), SubscriptionSpec.defaults())) {
       h.create("", "", handler, List.of(outcomes)).start();
       h.publish("order-2", Map.of());
       await().atMost(WAIT).until(() -> outcomes.count(Outcome.PROCESSED) == 1);

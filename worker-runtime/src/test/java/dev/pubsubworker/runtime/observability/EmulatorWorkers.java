@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.observability;
 
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
@@ -13,10 +14,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Real workers with their observability on Google's Pub/Sub emulator, on a fresh topic and
- * subscription: a {@link WorkerHarness} plus metrics and health wired the way {@code run} wires
- * them. The HTTP server binds an OS-chosen port on 127.0.0.1. Everything started is stopped on
- * close.
+ * Real workers with their observability on Pub/Sub (the embedded server unless a test passes
+ * another), on a fresh topic and subscription: a {@link WorkerHarness} plus metrics and health
+ * wired the way {@code run} wires them. The HTTP server binds an OS-chosen port on 127.0.0.1.
+ * Everything started is stopped on close.
  */
 final class EmulatorWorkers implements AutoCloseable {
 
@@ -26,7 +27,11 @@ final class EmulatorWorkers implements AutoCloseable {
   private final List<Observability> observabilities = new ArrayList<>();
 
   EmulatorWorkers(SubscriptionSpec spec) {
-    harness = new WorkerHarness(spec);
+    this(TestPubSub.embedded(), spec);
+  }
+
+  EmulatorWorkers(PubSubEmulator server, SubscriptionSpec spec) {
+    harness = new WorkerHarness(server, spec);
     pubsub = harness.pubsub;
     fixture = harness.fixture;
   }

@@ -15,7 +15,7 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code /healthz} and {@code /readyz} of a real worker on Google's Pub/Sub emulator, through its
+ * {@code /healthz} and {@code /readyz} of a real worker on the embedded Pub/Sub server, through its
  * life: created, pulling, lock store unreachable and back, stopping, failed.
  */
 class HealthEndpointTest {

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * The JSON log lines of a real run on Google's Pub/Sub emulator, at DEBUG: every line parses and
+ * The JSON log lines of a real run on the embedded Pub/Sub server, at DEBUG: every line parses and
  * carries the Cloud Logging fields, dispatch lines carry the MDC fields, keys appear only hashed
  * (key-format = sha256), and no payload ever appears.
  */

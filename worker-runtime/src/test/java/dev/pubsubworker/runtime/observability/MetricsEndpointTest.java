@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
 import java.net.InetSocketAddress;
@@ -16,11 +17,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The metrics of a scripted run on Google's Pub/Sub emulator, read from the real {@code /metrics}
- * endpoint: N orders, D republishes of some of them under the same business key, one handler
- * failure, one handler long enough for the heartbeat, on a subscription with exactly-once delivery.
+ * The metrics of a scripted run on Pub/Sub (the embedded server and Google's emulator), read from
+ * the real {@code /metrics} endpoint: N orders, D republishes of some of them under the same
+ * business key, one handler failure, one handler long enough for the heartbeat, on a subscription
+ * with exactly-once delivery.
  */
 class MetricsEndpointTest {
 
@@ -29,8 +33,9 @@ class MetricsEndpointTest {
   private static final int ORDERS = 5;
   private static final int REPUBLISHED = 3;
 
-  @Test
-  void a_scripted_run_shows_in_the_scraped_counters() throws Exception {
+  @ParameterizedTest(name = "on {0}")
+  @EnumSource(TestPubSub.Server.class)
+  void a_scripted_run_shows_in_the_scraped_counters(TestPubSub.Server pubsub) throws Exception {
     CountDownLatch releaseSlow = new CountDownLatch(1);
     AtomicInteger failingCalls = new AtomicInteger();
     MessageHandler handler =
@@ -48,7 +53,7 @@ class MetricsEndpointTest {
             .setExactlyOnceDelivery(true)
             .setRetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(2))
             .build();
-    try (EmulatorWorkers w = new EmulatorWorkers(spec)) {
+    try (EmulatorWorkers w = new EmulatorWorkers(pubsub.pubsub(), spec)) {
       WorkerConfig config =
           w.config(
               "key = \"template:orders:{order_id}\"\nlease = 1500ms\nexecutor-threads = 3", "");

@@ -8,10 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
-import dev.pubsubworker.testkit.services.TestServices;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -39,7 +39,7 @@ class RunCommandObservabilityProcessTest {
 
   @Test
   void a_worker_process_logs_json_and_serves_metrics_and_health_until_sigterm() throws Exception {
-    PubSubEmulator pubsub = TestServices.pubsub();
+    PubSubEmulator pubsub = TestPubSub.embedded();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
     Path config = dir.resolve("worker.conf");
     Files.writeString(

@@ -14,29 +14,35 @@ import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testkit.services.PubSubEmulator;
 import dev.pubsubworker.testkit.services.SubscriptionFixture;
 import dev.pubsubworker.testkit.services.SubscriptionSpec;
-import dev.pubsubworker.testkit.services.TestServices;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
 /**
- * Runs real workers against Google's Pub/Sub emulator on a fresh topic and subscription: builds the
- * HOCON a deployment would write, installs the test's handler as a plugin, and stops every worker
- * at the end. Shared by the runtime's end-to-end and observability tests.
+ * Runs real workers against Pub/Sub on a fresh topic and subscription: builds the HOCON a
+ * deployment would write, installs the test's handler as a plugin, and stops every worker at the
+ * end. Shared by the runtime's end-to-end and observability tests. Pub/Sub is the embedded server
+ * unless a test passes another ({@link TestPubSub}).
  */
 public final class WorkerHarness implements AutoCloseable {
 
-  /** The emulator. */
-  public final PubSubEmulator pubsub = TestServices.pubsub();
+  /** The Pub/Sub server. */
+  public final PubSubEmulator pubsub;
 
   /** The fresh topic and subscription. */
   public final SubscriptionFixture fixture;
 
   private final List<Worker> workers = new ArrayList<>();
 
-  /** Creates a topic and a subscription as {@code spec} says. */
+  /** Creates a topic and a subscription as {@code spec} says on the embedded server. */
   public WorkerHarness(SubscriptionSpec spec) {
+    this(TestPubSub.embedded(), spec);
+  }
+
+  /** Creates a topic and a subscription as {@code spec} says on {@code pubsub}. */
+  public WorkerHarness(PubSubEmulator pubsub, SubscriptionSpec spec) {
+    this.pubsub = pubsub;
     fixture = pubsub.createSubscription(spec);
   }
 

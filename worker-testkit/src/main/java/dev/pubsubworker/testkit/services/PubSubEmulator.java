@@ -68,6 +68,24 @@ public final class PubSubEmulator {
   }
 
   /**
+   * The same helpers for a Pub/Sub server this JVM runs itself (the in-process embedded server of
+   * module {@code pubsub-embedded}, say), with source {@link ServiceSource#EMBEDDED} and the test
+   * services' project id. {@code server} is closed once at JVM exit, after the clients this object
+   * opened; the caller must not close it earlier while the helpers are in use.
+   *
+   * @param hostPort where the server listens, {@code "host:port"}
+   * @throws IllegalArgumentException naming the value when it is not {@code host:port}
+   */
+  public static PubSubEmulator inProcess(String hostPort, AutoCloseable server) {
+    PubSubEmulator pubsub =
+        new PubSubEmulator(
+            HostPort.parse(hostPort), ServiceRegistry.PROJECT_ID, ServiceSource.EMBEDDED);
+    // Registered before any client: the shutdown hook closes newest first.
+    ShutdownActions.register("Pub/Sub server at " + hostPort, Objects.requireNonNull(server));
+    return pubsub;
+  }
+
+  /**
    * Where the emulator listens, {@code "host:port"}: the value for {@code PUBSUB_EMULATOR_HOST}.
    */
   public String hostPort() {

@@ -16,7 +16,10 @@ public enum ServiceSource {
   LOCAL("local"),
   /** A container started through Testcontainers on a Docker engine that answered. */
   TESTCONTAINERS("Testcontainers"),
-  /** A server binary shipped in a Maven Central artifact, started by this JVM. */
+  /**
+   * A server shipped in a Maven artifact and started by this JVM: a binary it runs, or an
+   * in-process server ({@link PubSubEmulator#inProcess}).
+   */
   EMBEDDED("embedded");
 
   private final String label;

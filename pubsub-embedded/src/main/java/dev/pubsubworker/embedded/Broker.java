@@ -1,0 +1,661 @@
+package dev.pubsubworker.embedded;
+
+import com.google.protobuf.Descriptors;
+import com.google.protobuf.FieldMask;
+import com.google.protobuf.Timestamp;
+import com.google.pubsub.v1.PubsubMessage;
+import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.StreamingPullRequest;
+import com.google.pubsub.v1.StreamingPullResponse;
+import com.google.pubsub.v1.StreamingPullResponse.AcknowledgeConfirmation;
+import com.google.pubsub.v1.StreamingPullResponse.ModifyAckDeadlineConfirmation;
+import com.google.pubsub.v1.Subscription;
+import com.google.pubsub.v1.Topic;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.function.Consumer;
+
+/**
+ * The server's state: topics, subscriptions and their messages, under one lock. The gRPC services
+ * translate requests into calls here; {@link #tick()} judges deadlines and backoffs against the
+ * clock.
+ */
+final class Broker {
+
+  /** Name a subscription's topic takes when the topic is deleted, as on Pub/Sub. */
+  static final String DELETED_TOPIC = "_deleted-topic_";
+
+  /** Reason of the ErrorInfo detail for failed exactly-once acks, as the service sends it. */
+  static final String EXACTLY_ONCE_FAILURE_REASON = "EXACTLY_ONCE_ACKID_FAILURE";
+
+  static final String INVALID_ACK_ID = "PERMANENT_FAILURE_INVALID_ACK_ID";
+
+  private static final int MAX_MESSAGES_PER_RESPONSE = 500;
+  private static final long MAX_RESPONSE_BYTES = Validation.MAX_PUBLISH_REQUEST_BYTES;
+
+  /** The outcome of an ack or modack request: a failed RPC, or per-ack-id failures. */
+  record AckOutcome(Status failure, Map<String, String> failedAckIds) {
+    static final AckOutcome OK = new AckOutcome(null, Map.of());
+  }
+
+  private record DelayedAck(
+      Instant due, String subscription, List<String> ackIds, Consumer<AckOutcome> reply) {}
+
+  private final Clock clock;
+  private final Faults faults = new Faults(this);
+  private final NavigableMap<String, Topic> topics = new TreeMap<>();
+  private final Map<String, Set<String>> topicSubscriptions = new TreeMap<>();
+  private final NavigableMap<String, SubscriptionState> subscriptions = new TreeMap<>();
+  private final List<DelayedAck> delayedAcks = new ArrayList<>();
+  private long nextMessageId = 1;
+  private long nextSequence = 1;
+  private boolean closed;
+
+  Broker(Clock clock) {
+    this.clock = clock;
+  }
+
+  Faults faults() {
+    return faults;
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  // ---- topics ----
+
+  synchronized Topic createTopic(Topic topic) {
+    String name = Names.check(topic.getName(), "topics");
+    if (topics.containsKey(name)) {
+      throw alreadyExists(name);
+    }
+    topics.put(name, topic);
+    topicSubscriptions.put(name, new LinkedHashSet<>());
+    return topic;
+  }
+
+  synchronized Topic getTopic(String name) {
+    return requireTopic(name);
+  }
+
+  synchronized Topic updateTopic(Topic update, FieldMask mask) {
+    Topic current = requireTopic(update.getName());
+    if (mask.getPathsCount() == 0) {
+      throw Validation.invalid("update_mask must name at least one field to update");
+    }
+    Topic.Builder merged = current.toBuilder();
+    for (String path : mask.getPathsList()) {
+      Descriptors.FieldDescriptor field = Topic.getDescriptor().findFieldByName(path);
+      if (field == null || path.equals("name")) {
+        throw Validation.invalid(
+            "Invalid update_mask provided: field '" + path + "' cannot be updated");
+      }
+      copyField(update, merged, field);
+    }
+    Topic result = merged.build();
+    topics.put(result.getName(), result);
+    return result;
+  }
+
+  synchronized List<Topic> listTopics(String project) {
+    Names.checkProject(project);
+    String prefix = project + "/topics/";
+    return new ArrayList<>(topics.subMap(prefix, prefix + Character.MAX_VALUE).values());
+  }
+
+  synchronized List<String> listTopicSubscriptions(String topic) {
+    requireTopic(topic);
+    return new ArrayList<>(topicSubscriptions.get(topic));
+  }
+
+  synchronized void deleteTopic(String name) {
+    requireTopic(name);
+    topics.remove(name);
+    for (String subscription : topicSubscriptions.remove(name)) {
+      SubscriptionState state = subscriptions.get(subscription);
+      if (state != null) {
+        state.updateConfig(state.config().toBuilder().setTopic(DELETED_TOPIC).build());
+      }
+    }
+  }
+
+  synchronized List<String> publish(String topicName, List<PubsubMessage> messages) {
+    requireTopic(topicName);
+    if (messages.isEmpty()) {
+      throw Validation.invalid("A publish request must contain at least one message");
+    }
+    long size = 0;
+    for (PubsubMessage message : messages) {
+      if (message.getData().isEmpty() && message.getAttributesCount() == 0) {
+        // The emulator's wording; Pub/Sub wants non-empty data or at least one attribute.
+        throw Validation.invalid("Some messages are empty");
+      }
+      size += message.getSerializedSize();
+    }
+    if (size > Validation.MAX_PUBLISH_REQUEST_BYTES) {
+      throw Validation.invalid(
+          "Request payload size exceeds the limit: "
+              + Validation.MAX_PUBLISH_REQUEST_BYTES
+              + " bytes");
+    }
+    Instant now = clock.instant();
+    Timestamp publishTime =
+        Timestamp.newBuilder().setSeconds(now.getEpochSecond()).setNanos(now.getNano()).build();
+    List<String> ids = new ArrayList<>(messages.size());
+    for (PubsubMessage message : messages) {
+      String id = Long.toString(nextMessageId++);
+      ids.add(id);
+      PubsubMessage stored =
+          message.toBuilder().setMessageId(id).setPublishTime(publishTime).build();
+      for (String subscription : topicSubscriptions.get(topicName)) {
+        SubscriptionState state = subscriptions.get(subscription);
+        if (state != null) {
+          state.enqueue(new QueuedMessage(stored, nextSequence++, now));
+        }
+      }
+    }
+    for (String subscription : topicSubscriptions.get(topicName)) {
+      SubscriptionState state = subscriptions.get(subscription);
+      if (state != null) {
+        deliver(state, now);
+      }
+    }
+    return ids;
+  }
+
+  // ---- subscriptions ----
+
+  synchronized Subscription createSubscription(Subscription request) {
+    String name = Names.check(request.getName(), "subscriptions");
+    Names.check(request.getTopic(), "topics");
+    Subscription subscription = SubscriptionConfigs.forCreate(request);
+    if (!topics.containsKey(request.getTopic())) {
+      throw notFound(request.getTopic());
+    }
+    if (subscriptions.containsKey(name)) {
+      throw alreadyExists(name);
+    }
+    if (subscription.hasDeadLetterPolicy()
+        && !topics.containsKey(subscription.getDeadLetterPolicy().getDeadLetterTopic())) {
+      throw Status.NOT_FOUND.withDescription("Dead letter topic not found").asRuntimeException();
+    }
+    subscriptions.put(name, new SubscriptionState(subscription, this::publishDeadLetter));
+    topicSubscriptions.get(request.getTopic()).add(name);
+    return subscription;
+  }
+
+  private void publishDeadLetter(String topic, PubsubMessage message) {
+    if (!topics.containsKey(topic)) {
+      throw notFound(topic);
+    }
+    publish(topic, List.of(message));
+  }
+
+  synchronized Subscription getSubscription(String name) {
+    return requireSubscription(name).config();
+  }
+
+  synchronized Subscription updateSubscription(Subscription update, FieldMask mask) {
+    SubscriptionState state = requireSubscription(update.getName());
+    Subscription result = SubscriptionConfigs.forUpdate(state.config(), update, mask);
+    state.updateConfig(result);
+    return result;
+  }
+
+  synchronized List<Subscription> listSubscriptions(String project) {
+    Names.checkProject(project);
+    String prefix = project + "/subscriptions/";
+    List<Subscription> result = new ArrayList<>();
+    for (SubscriptionState state :
+        subscriptions.subMap(prefix, prefix + Character.MAX_VALUE).values()) {
+      result.add(state.config());
+    }
+    return result;
+  }
+
+  synchronized void deleteSubscription(String name) {
+    SubscriptionState state = requireSubscription(name);
+    subscriptions.remove(name);
+    Set<String> siblings = topicSubscriptions.get(state.config().getTopic());
+    if (siblings != null) {
+      siblings.remove(name);
+    }
+    state.closeStreams(Status.NOT_FOUND.withDescription("Subscription does not exist"));
+  }
+
+  synchronized void seek(String name, Instant time) {
+    SubscriptionState state = requireSubscription(name);
+    state.seek(time);
+    deliver(state, clock.instant());
+  }
+
+  // ---- pulling, acking ----
+
+  synchronized List<ReceivedMessage> pull(String name, int maxMessages) {
+    if (maxMessages <= 0) {
+      throw Validation.invalid("max_messages must be > 0, but was " + maxMessages);
+    }
+    SubscriptionState state = requireSubscription(name);
+    Instant now = clock.instant();
+    state.advanceTo(now);
+    List<ReceivedMessage> received = new ArrayList<>();
+    if (faults.deliveryPaused(state.id())) {
+      return received;
+    }
+    int seconds = state.config().getAckDeadlineSeconds();
+    long bytes = 0;
+    while (received.size() < maxMessages) {
+      QueuedMessage message = state.nextReady(null);
+      if (message == null) {
+        break;
+      }
+      if (bytes > 0 && bytes + message.bytes > MAX_RESPONSE_BYTES) {
+        state.putBack(message);
+        break;
+      }
+      bytes += message.bytes;
+      received.add(state.lease(message, null, seconds, now));
+      if (faults.takeDuplicate(state.id())) {
+        received.add(state.lease(message, null, seconds, now));
+      }
+    }
+    return received;
+  }
+
+  /**
+   * Acknowledges {@code ackIds}; {@code reply} receives the outcome, at once or (with an ack delay
+   * fault) at a later tick.
+   */
+  synchronized void acknowledge(String name, List<String> ackIds, Consumer<AckOutcome> reply) {
+    SubscriptionState state = requireSubscription(name);
+    checkAckIds(state, ackIds);
+    Status.Code failure = faults.ackFailure(state.id());
+    if (failure != null) {
+      reply.accept(
+          new AckOutcome(
+              Status.fromCode(failure).withDescription("injected ack failure (Faults.failAcks)"),
+              Map.of()));
+      return;
+    }
+    if (faults.acksDropped(state.id())) {
+      reply.accept(AckOutcome.OK);
+      return;
+    }
+    Duration delay = faults.ackDelay(state.id());
+    if (delay != null) {
+      delayedAcks.add(new DelayedAck(clock.instant().plus(delay), name, ackIds, reply));
+      return;
+    }
+    reply.accept(applyAcks(state, ackIds, clock.instant()));
+  }
+
+  /**
+   * Refuses ack ids this server never handed out for the subscription, as the emulator does.
+   *
+   * @throws StatusRuntimeException INVALID_ARGUMENT "Invalid ack id (ack_id=...)"
+   */
+  private static void checkAckIds(SubscriptionState state, List<String> ackIds) {
+    for (String ackId : ackIds) {
+      if (!state.isWellFormed(ackId)) {
+        throw Validation.invalid("Invalid ack id (ack_id=" + ackId + ")");
+      }
+    }
+  }
+
+  private AckOutcome applyAcks(SubscriptionState state, List<String> ackIds, Instant now) {
+    state.advanceTo(now);
+    Map<String, String> failed = new LinkedHashMap<>();
+    for (String ackId : ackIds) {
+      if (state.exactlyOnce() && !state.isValid(ackId, now)) {
+        failed.put(ackId, INVALID_ACK_ID);
+      } else {
+        state.ack(ackId);
+      }
+    }
+    deliver(state, now);
+    return failed.isEmpty() ? AckOutcome.OK : new AckOutcome(null, failed);
+  }
+
+  /** Modifies the deadlines of {@code ackIds} (0 = nack). */
+  synchronized AckOutcome modifyAckDeadline(String name, List<String> ackIds, int seconds) {
+    if (seconds < 0 || seconds > Validation.MAX_ACK_DEADLINE_SECONDS) {
+      throw Validation.invalid(
+          "Invalid ack deadline given: ack_deadline_seconds must be between 0 and 600, but was "
+              + seconds);
+    }
+    SubscriptionState state = requireSubscription(name);
+    checkAckIds(state, ackIds);
+    return applyModacks(state, ackIds, List.of(seconds), clock.instant());
+  }
+
+  private AckOutcome applyModacks(
+      SubscriptionState state, List<String> ackIds, List<Integer> seconds, Instant now) {
+    state.advanceTo(now);
+    Map<String, String> failed = new LinkedHashMap<>();
+    for (int i = 0; i < ackIds.size(); i++) {
+      String ackId = ackIds.get(i);
+      int deadline = seconds.size() == 1 ? seconds.get(0) : seconds.get(i);
+      if (state.exactlyOnce() && !state.isValid(ackId, now)) {
+        failed.put(ackId, INVALID_ACK_ID);
+      } else {
+        state.modifyDeadline(ackId, deadline, now);
+      }
+    }
+    deliver(state, now);
+    return failed.isEmpty() ? AckOutcome.OK : new AckOutcome(null, failed);
+  }
+
+  // ---- streaming pull ----
+
+  synchronized PullStream openStream(
+      StreamingPullRequest first, ServerCallStreamObserver<StreamingPullResponse> observer) {
+    if (closed) {
+      throw Status.UNAVAILABLE
+          .withDescription("the embedded Pub/Sub server is shutting down")
+          .asRuntimeException();
+    }
+    if (first.getSubscription().isEmpty()) {
+      throw Validation.invalid("The first StreamingPullRequest must name a subscription");
+    }
+    SubscriptionState state = requireSubscription(first.getSubscription());
+    int seconds = first.getStreamAckDeadlineSeconds();
+    checkStreamDeadline(seconds);
+    PullStream stream =
+        new PullStream(
+            state,
+            observer,
+            seconds,
+            first.getMaxOutstandingMessages(),
+            first.getMaxOutstandingBytes());
+    state.streams.add(stream);
+    handle(stream, first);
+    return stream;
+  }
+
+  private static void checkStreamDeadline(int seconds) {
+    if (seconds < Validation.MIN_ACK_DEADLINE_SECONDS
+        || seconds > Validation.MAX_ACK_DEADLINE_SECONDS) {
+      throw Validation.invalid(
+          "Invalid stream_ack_deadline_seconds: must be between 10 and 600, but was " + seconds);
+    }
+  }
+
+  /** Applies a request received on an open stream (acks, modacks, deadline change). */
+  synchronized void handle(PullStream stream, StreamingPullRequest request) {
+    if (!stream.open) {
+      return;
+    }
+    SubscriptionState state = stream.subscription;
+    if (subscriptions.get(state.name()) != state) {
+      return;
+    }
+    if (request.getStreamAckDeadlineSeconds() != 0
+        && request.getStreamAckDeadlineSeconds() != stream.ackDeadlineSeconds) {
+      checkStreamDeadline(request.getStreamAckDeadlineSeconds());
+      stream.ackDeadlineSeconds = request.getStreamAckDeadlineSeconds();
+    }
+    if (request.getModifyDeadlineAckIdsCount() != request.getModifyDeadlineSecondsCount()) {
+      throw Validation.invalid(
+          "modify_deadline_ack_ids and modify_deadline_seconds must have the same length");
+    }
+    Instant now = clock.instant();
+    if (request.getAckIdsCount() > 0) {
+      List<String> ackIds = request.getAckIdsList();
+      acknowledge(state.name(), ackIds, outcome -> confirmAcks(stream, ackIds, outcome));
+    }
+    if (request.getModifyDeadlineAckIdsCount() > 0) {
+      for (int seconds : request.getModifyDeadlineSecondsList()) {
+        if (seconds < 0 || seconds > Validation.MAX_ACK_DEADLINE_SECONDS) {
+          throw Validation.invalid(
+              "Invalid modify_deadline_seconds: must be between 0 and 600, but was " + seconds);
+        }
+      }
+      List<String> ackIds = request.getModifyDeadlineAckIdsList();
+      checkAckIds(state, ackIds);
+      AckOutcome outcome = applyModacks(state, ackIds, request.getModifyDeadlineSecondsList(), now);
+      if (state.exactlyOnce()) {
+        send(
+            stream,
+            StreamingPullResponse.newBuilder()
+                .setModifyAckDeadlineConfirmation(
+                    ModifyAckDeadlineConfirmation.newBuilder()
+                        .addAllAckIds(succeeded(ackIds, outcome))
+                        .addAllInvalidAckIds(outcome.failedAckIds().keySet())));
+      }
+    }
+    deliver(state, now);
+  }
+
+  private void confirmAcks(PullStream stream, List<String> ackIds, AckOutcome outcome) {
+    if (!stream.subscription.exactlyOnce()) {
+      return;
+    }
+    AcknowledgeConfirmation.Builder confirmation = AcknowledgeConfirmation.newBuilder();
+    if (outcome.failure() != null) {
+      confirmation.addAllTemporaryFailedAckIds(ackIds);
+    } else {
+      confirmation
+          .addAllAckIds(succeeded(ackIds, outcome))
+          .addAllInvalidAckIds(outcome.failedAckIds().keySet());
+    }
+    send(stream, StreamingPullResponse.newBuilder().setAcknowledgeConfirmation(confirmation));
+  }
+
+  private static List<String> succeeded(List<String> ackIds, AckOutcome outcome) {
+    List<String> ok = new ArrayList<>();
+    for (String ackId : ackIds) {
+      if (!outcome.failedAckIds().containsKey(ackId)) {
+        ok.add(ackId);
+      }
+    }
+    return ok;
+  }
+
+  private void send(PullStream stream, StreamingPullResponse.Builder response) {
+    if (!stream.open) {
+      return;
+    }
+    response.setSubscriptionProperties(properties(stream.subscription));
+    try {
+      stream.observer.onNext(response.build());
+    } catch (RuntimeException cancelled) {
+      // The client went away meanwhile; onCancel removes the stream.
+      stream.open = false;
+    }
+  }
+
+  private static StreamingPullResponse.SubscriptionProperties properties(SubscriptionState state) {
+    return StreamingPullResponse.SubscriptionProperties.newBuilder()
+        .setExactlyOnceDeliveryEnabled(state.exactlyOnce())
+        .setMessageOrderingEnabled(state.config().getEnableMessageOrdering())
+        .build();
+  }
+
+  /** Forgets a stream that the client ended or cancelled; its leases stay until their deadlines. */
+  synchronized void closeStream(PullStream stream, Status status) {
+    stream.subscription.streams.remove(stream);
+    stream.close(status);
+  }
+
+  synchronized void streamReady(PullStream stream) {
+    if (stream.open) {
+      deliver(stream.subscription, clock.instant());
+    }
+  }
+
+  synchronized int resetStreams(String subscriptionId) {
+    int reset = 0;
+    for (SubscriptionState state : subscriptions.values()) {
+      if (state.id().equals(subscriptionId)) {
+        reset +=
+            state.closeStreams(
+                Status.UNAVAILABLE.withDescription("stream reset (Faults.resetStreams)"));
+      }
+    }
+    return reset;
+  }
+
+  /** Sends ready messages to every stream that can take them. */
+  synchronized void deliverAll() {
+    Instant now = clock.instant();
+    for (SubscriptionState state : subscriptions.values()) {
+      deliver(state, now);
+    }
+  }
+
+  private void deliver(SubscriptionState state, Instant now) {
+    if (state.streams.isEmpty() || faults.deliveryPaused(state.id())) {
+      return;
+    }
+    state.advanceTo(now);
+    boolean progress = true;
+    while (progress) {
+      progress = false;
+      for (Iterator<PullStream> it = state.streams.iterator(); it.hasNext(); ) {
+        PullStream stream = it.next();
+        if (!stream.open) {
+          it.remove();
+          continue;
+        }
+        if (!stream.hasCapacity() || !stream.observer.isReady()) {
+          continue;
+        }
+        StreamingPullResponse.Builder batch = StreamingPullResponse.newBuilder();
+        long bytes = 0;
+        while (stream.hasCapacity()
+            && batch.getReceivedMessagesCount() < MAX_MESSAGES_PER_RESPONSE) {
+          QueuedMessage message = state.nextReady(stream);
+          if (message == null) {
+            break;
+          }
+          if (bytes > 0 && bytes + message.bytes > MAX_RESPONSE_BYTES) {
+            state.putBack(message);
+            break;
+          }
+          bytes += message.bytes;
+          batch.addReceivedMessages(state.lease(message, stream, stream.ackDeadlineSeconds, now));
+          if (faults.takeDuplicate(state.id())) {
+            batch.addReceivedMessages(state.lease(message, stream, stream.ackDeadlineSeconds, now));
+          }
+        }
+        if (batch.getReceivedMessagesCount() > 0) {
+          send(stream, batch);
+          progress = true;
+        }
+      }
+    }
+  }
+
+  synchronized boolean hasDelayedAcks() {
+    return !delayedAcks.isEmpty();
+  }
+
+  // ---- time ----
+
+  /** Applies due delayed acks, expires due leases, ends due backoffs and delivers. */
+  void tick() {
+    List<Runnable> replies = new ArrayList<>();
+    synchronized (this) {
+      Instant now = clock.instant();
+      for (Iterator<DelayedAck> it = delayedAcks.iterator(); it.hasNext(); ) {
+        DelayedAck ack = it.next();
+        if (ack.due().isAfter(now)) {
+          continue;
+        }
+        it.remove();
+        SubscriptionState state = subscriptions.get(ack.subscription());
+        AckOutcome outcome =
+            state == null
+                ? new AckOutcome(
+                    Status.NOT_FOUND.withDescription("Subscription does not exist"), Map.of())
+                : applyAcks(state, ack.ackIds(), now);
+        replies.add(() -> ack.reply().accept(outcome));
+      }
+      for (SubscriptionState state : subscriptions.values()) {
+        state.advanceTo(now);
+        deliver(state, now);
+      }
+    }
+    replies.forEach(Runnable::run);
+  }
+
+  /** Ends every stream and refuses new ones; pending delayed acks fail with UNAVAILABLE. */
+  synchronized void close() {
+    closed = true;
+    Status unavailable =
+        Status.UNAVAILABLE.withDescription("the embedded Pub/Sub server is shutting down");
+    for (SubscriptionState state : subscriptions.values()) {
+      state.closeStreams(unavailable);
+    }
+    for (DelayedAck ack : delayedAcks) {
+      ack.reply().accept(new AckOutcome(unavailable, Map.of()));
+    }
+    delayedAcks.clear();
+  }
+
+  // ---- helpers ----
+
+  private Topic requireTopic(String name) {
+    Names.check(name, "topics");
+    Topic topic = topics.get(name);
+    if (topic == null) {
+      throw notFound(name);
+    }
+    return topic;
+  }
+
+  private SubscriptionState requireSubscription(String name) {
+    Names.check(name, "subscriptions");
+    SubscriptionState state = subscriptions.get(name);
+    if (state == null) {
+      throw notFound(name);
+    }
+    return state;
+  }
+
+  /** NOT_FOUND as the emulator words it: "Topic not found" / "Subscription does not exist". */
+  static StatusRuntimeException notFound(String name) {
+    return Status.NOT_FOUND
+        .withDescription(
+            name.contains("/subscriptions/") ? "Subscription does not exist" : "Topic not found")
+        .asRuntimeException();
+  }
+
+  /** ALREADY_EXISTS as the emulator words it. */
+  static StatusRuntimeException alreadyExists(String name) {
+    return Status.ALREADY_EXISTS
+        .withDescription(
+            name.contains("/subscriptions/")
+                ? "Subscription already exists"
+                : "Topic already exists")
+        .asRuntimeException();
+  }
+
+  static <M extends com.google.protobuf.Message, B extends com.google.protobuf.Message.Builder>
+      void copyField(M from, B to, Descriptors.FieldDescriptor field) {
+    if (field.isRepeated() || field.isMapField()) {
+      to.clearField(field);
+      for (int i = 0; i < from.getRepeatedFieldCount(field); i++) {
+        to.addRepeatedField(field, from.getRepeatedField(field, i));
+      }
+    } else if (field.hasPresence() && !from.hasField(field)) {
+      to.clearField(field);
+    } else {
+      to.setField(field, from.getField(field));
+    }
+  }
+}

@@ -1,0 +1,571 @@
+package dev.pubsubworker.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import com.google.api.core.ApiFuture;
+import com.google.api.gax.rpc.AlreadyExistsException;
+import com.google.api.gax.rpc.ApiException;
+import com.google.api.gax.rpc.BidiStream;
+import com.google.api.gax.rpc.InvalidArgumentException;
+import com.google.api.gax.rpc.NotFoundException;
+import com.google.api.gax.rpc.StatusCode;
+import com.google.cloud.pubsub.v1.Publisher;
+import com.google.cloud.pubsub.v1.Subscriber;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.FieldMask;
+import com.google.protobuf.Timestamp;
+import com.google.pubsub.v1.AcknowledgeRequest;
+import com.google.pubsub.v1.DeadLetterPolicy;
+import com.google.pubsub.v1.PubsubMessage;
+import com.google.pubsub.v1.PushConfig;
+import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.RetryPolicy;
+import com.google.pubsub.v1.StreamingPullRequest;
+import com.google.pubsub.v1.StreamingPullResponse;
+import com.google.pubsub.v1.Subscription;
+import com.google.pubsub.v1.SubscriptionName;
+import com.google.pubsub.v1.TopicName;
+import com.google.pubsub.v1.UpdateSubscriptionRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The differential suite: every scenario runs, with the same assertions and the real client,
+ * against Google's emulator ({@link EmulatorScenariosTest}) and the embedded server ({@link
+ * EmbeddedScenariosTest}). Deadlines are Pub/Sub's minimum, 10 s; on the emulator that time really
+ * passes, on the embedded server a manual clock is advanced.
+ */
+abstract class PubSubScenarios {
+
+  /** Pub/Sub's minimum ack deadline. */
+  static final int ACK_DEADLINE_SECONDS = 10;
+
+  /** How long a Pull that should find nothing is given. */
+  static final Duration QUIET = Duration.ofMillis(1500);
+
+  /** The server under test. */
+  abstract PubSubTarget target();
+
+  /**
+   * Lets {@code duration} pass on the server's clock: real time on the emulator (whose clock is the
+   * wall clock), a manual clock advance on the embedded server.
+   */
+  abstract void elapse(Duration duration);
+
+  /** Where a server departs from Google's documentation (see pubsub-embedded/README.md). */
+  enum Divergence {
+    /**
+     * A StreamingPull stream that is reset or cancelled keeps its messages: they are never
+     * redelivered. Documented: redelivered once their ack deadline passes.
+     */
+    RESET_STREAM_KEEPS_MESSAGES,
+    /**
+     * On an exactly-once subscription, an ack id whose deadline has passed is still accepted until
+     * the message is delivered again. Documented: the request fails with INVALID_ARGUMENT.
+     */
+    EXPIRED_ACK_ID_ACCEPTED,
+    /**
+     * The retry policy is ignored: a nacked message comes back at once. Documented: after the
+     * policy's backoff.
+     */
+    RETRY_POLICY_IGNORED,
+    /**
+     * delivery_attempt is set on subscriptions without a dead-letter policy. Documented: 0 there.
+     */
+    DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY
+  }
+
+  /** The documented behaviours this server does not have. */
+  abstract Set<Divergence> divergences();
+
+  private void assumeDocumented(Divergence divergence) {
+    Assumptions.assumeFalse(
+        divergences().contains(divergence),
+        () -> "this server departs from Google's documentation here: " + divergence);
+  }
+
+  // ---- scenarios ----
+
+  @Test
+  void publishedMessagesArePulledWithIdsTimesAndAttributesThenAckedForGood() throws Exception {
+    TopicName topic = createTopic("basic");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    Map<String, String> ids = new HashMap<>();
+    Publisher publisher = target().publisher(topic).build();
+    try {
+      for (int i = 0; i < 3; i++) {
+        ApiFuture<String> id =
+            publisher.publish(
+                PubsubMessage.newBuilder()
+                    .setData(ByteString.copyFromUtf8("m" + i))
+                    .putAttributes("index", Integer.toString(i))
+                    .build());
+        ids.put(id.get(10, TimeUnit.SECONDS), "m" + i);
+      }
+    } finally {
+      publisher.shutdown();
+      publisher.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    List<ReceivedMessage> received = pullExactly(subscription, 3);
+
+    for (ReceivedMessage m : received) {
+      assertThat(ids).containsEntry(m.getMessage().getMessageId(), text(m));
+      assertThat(m.getMessage().getAttributesMap()).containsEntry("index", text(m).substring(1));
+      assertThat(m.getMessage().getPublishTime().getSeconds()).isPositive();
+      assertThat(m.getDeliveryAttempt()).isZero();
+      assertThat(m.getAckId()).isNotEmpty();
+    }
+    acknowledge(subscription, received);
+    assertThat(pullOnce(subscription)).isEmpty();
+  }
+
+  @Test
+  void adminErrorsAreNotFoundAlreadyExistsAndInvalidArgument() {
+    TopicName topic = createTopic("admin");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    TopicName missingTopic = target().topicName("missing");
+    SubscriptionName missingSubscription = target().subscriptionName("missing");
+
+    assertThatThrownBy(() -> target().topics.getTopic(missingTopic))
+        .isInstanceOf(NotFoundException.class)
+        .hasMessageEndingWith("NOT_FOUND: Topic not found");
+    assertThatThrownBy(() -> target().topics.createTopic(topic))
+        .isInstanceOf(AlreadyExistsException.class)
+        .hasMessageEndingWith("ALREADY_EXISTS: Topic already exists");
+    assertThatThrownBy(
+            () ->
+                target()
+                    .topics
+                    .publish(
+                        missingTopic,
+                        List.of(PubsubMessage.newBuilder().setData(utf8("x")).build())))
+        .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> target().topics.deleteTopic(missingTopic))
+        .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(
+            () ->
+                target()
+                    .subscriptions
+                    .createSubscription(
+                        missingSubscription, missingTopic, PushConfig.getDefaultInstance(), 10))
+        .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(
+            () ->
+                target()
+                    .subscriptions
+                    .createSubscription(subscription, topic, PushConfig.getDefaultInstance(), 10))
+        .isInstanceOf(AlreadyExistsException.class)
+        .hasMessageEndingWith("ALREADY_EXISTS: Subscription already exists");
+    assertThatThrownBy(() -> target().subscriptions.getSubscription(missingSubscription))
+        .isInstanceOf(NotFoundException.class)
+        .hasMessageEndingWith("NOT_FOUND: Subscription does not exist");
+    assertThatThrownBy(() -> target().subscriptions.deleteSubscription(missingSubscription))
+        .isInstanceOf(NotFoundException.class);
+    assertThatThrownBy(() -> target().subscriptions.acknowledge(subscription, List.of("junk")))
+        .isInstanceOf(InvalidArgumentException.class)
+        .hasMessageEndingWith("INVALID_ARGUMENT: Invalid ack id (ack_id=junk)");
+    assertThatThrownBy(
+            () -> target().topics.createTopic("projects/" + target().project + "/topics/1-bad"))
+        .isInstanceOf(InvalidArgumentException.class)
+        .hasMessageEndingWith(
+            "INVALID_ARGUMENT: Invalid [topics] name: (name=projects/"
+                + target().project
+                + "/topics/1-bad)");
+    assertThatThrownBy(
+            () ->
+                target()
+                    .subscriptions
+                    .pull(
+                        "projects/"
+                            + target().project
+                            + "/subscriptions/"
+                            + missingSubscription.getSubscription(),
+                        1))
+        .isInstanceOf(NotFoundException.class);
+  }
+
+  @Test
+  void anUnackedMessageComesBackAfterItsDeadlineAndAModackPushesTheDeadlineOut() throws Exception {
+    TopicName topic = createTopic("expiry");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setAckDeadlineSeconds(10));
+    publish(topic, "dropped", "extended");
+    Map<String, ReceivedMessage> first = byText(pullExactly(subscription, 2));
+    target()
+        .subscriptions
+        .modifyAckDeadline(subscription, List.of(first.get("extended").getAckId()), 60);
+
+    assertThat(pullOnce(subscription)).as("nothing is redelivered before the deadline").isEmpty();
+    elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
+
+    List<ReceivedMessage> again = pullExactly(subscription, 1);
+    assertThat(text(again.get(0))).isEqualTo("dropped");
+    assertThat(again.get(0).getMessage().getMessageId())
+        .isEqualTo(first.get("dropped").getMessage().getMessageId());
+    assertThat(pullOnce(subscription)).as("the extended lease still holds").isEmpty();
+    acknowledge(subscription, again);
+    acknowledge(subscription, List.of(first.get("extended")));
+  }
+
+  @Test
+  void aNackedMessageIsRedeliveredAtOnceWithoutARetryPolicy() {
+    TopicName topic = createTopic("nack");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    publish(topic, "n");
+    ReceivedMessage first = pullExactly(subscription, 1).get(0);
+
+    nack(subscription, first);
+
+    ReceivedMessage again = pullExactly(subscription, 1).get(0);
+    assertThat(again.getMessage().getMessageId()).isEqualTo(first.getMessage().getMessageId());
+    acknowledge(subscription, List.of(again));
+  }
+
+  @Test
+  void aNackedMessageWaitsForTheRetryPolicysMinimumBackoff() {
+    assumeDocumented(Divergence.RETRY_POLICY_IGNORED);
+    TopicName topic = createTopic("backoff");
+    SubscriptionName subscription =
+        createSubscription(
+            topic,
+            Subscription.newBuilder()
+                .setRetryPolicy(
+                    RetryPolicy.newBuilder()
+                        .setMinimumBackoff(seconds(4))
+                        .setMaximumBackoff(seconds(30))));
+    publish(topic, "b");
+    ReceivedMessage first = pullExactly(subscription, 1).get(0);
+
+    nack(subscription, first);
+
+    assertThat(pullOnce(subscription)).as("not redelivered within the backoff").isEmpty();
+    elapse(Duration.ofSeconds(4));
+    ReceivedMessage again = pullExactly(subscription, 1).get(0);
+    assertThat(again.getMessage().getMessageId()).isEqualTo(first.getMessage().getMessageId());
+    acknowledge(subscription, List.of(again));
+  }
+
+  @Test
+  void afterMaxDeliveryAttemptsAMessageIsForwardedToTheDeadLetterTopic() {
+    TopicName topic = createTopic("dl-source");
+    TopicName deadLetters = createTopic("dl-topic");
+    SubscriptionName deadLetterSubscription =
+        createSubscription(deadLetters, Subscription.newBuilder());
+    SubscriptionName subscription =
+        createSubscription(
+            topic,
+            Subscription.newBuilder()
+                .setDeadLetterPolicy(
+                    DeadLetterPolicy.newBuilder()
+                        .setDeadLetterTopic(deadLetters.toString())
+                        .setMaxDeliveryAttempts(5)));
+    publish(topic, "poison");
+
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      ReceivedMessage delivery = pullExactly(subscription, 1).get(0);
+      assertThat(delivery.getDeliveryAttempt()).as("delivery attempt").isEqualTo(attempt);
+      nack(subscription, delivery);
+    }
+
+    assertThat(pullOnce(subscription)).as("gone from the source subscription").isEmpty();
+    ReceivedMessage dead = pullExactly(deadLetterSubscription, 1).get(0);
+    assertThat(text(dead)).isEqualTo("poison");
+    acknowledge(deadLetterSubscription, List.of(dead));
+  }
+
+  @Test
+  void messagesWithAnOrderingKeyReachTheSubscriberInPublishOrder() throws Exception {
+    TopicName topic = createTopic("ordering");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setEnableMessageOrdering(true));
+    Map<String, List<String>> published = new LinkedHashMap<>();
+    Publisher publisher = target().publisher(topic).setEnableMessageOrdering(true).build();
+    try {
+      List<ApiFuture<String>> futures = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        String key = "key-" + (i % 3);
+        String data = key + "/" + i;
+        published.computeIfAbsent(key, k -> new ArrayList<>()).add(data);
+        futures.add(
+            publisher.publish(
+                PubsubMessage.newBuilder().setData(utf8(data)).setOrderingKey(key).build()));
+      }
+      for (ApiFuture<String> future : futures) {
+        future.get(10, TimeUnit.SECONDS);
+      }
+    } finally {
+      publisher.shutdown();
+      publisher.awaitTermination(10, TimeUnit.SECONDS);
+    }
+
+    Map<String, List<String>> received = new HashMap<>();
+    Subscriber subscriber =
+        target()
+            .subscriber(
+                subscription,
+                (message, consumer) -> {
+                  synchronized (received) {
+                    received
+                        .computeIfAbsent(message.getOrderingKey(), k -> new ArrayList<>())
+                        .add(message.getData().toStringUtf8());
+                  }
+                  consumer.ack();
+                })
+            .build();
+    subscriber.startAsync().awaitRunning();
+    try {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> {
+                synchronized (received) {
+                  return received.values().stream().mapToInt(List::size).sum() >= 30;
+                }
+              });
+    } finally {
+      subscriber.stopAsync().awaitTerminated(30, TimeUnit.SECONDS);
+    }
+    synchronized (received) {
+      assertThat(received).isEqualTo(published);
+    }
+  }
+
+  @Test
+  void exactlyOnceAcksAreConfirmedAndAnAckIdReplacedByARedeliveryIsReportedInvalid() {
+    TopicName topic = createTopic("eod");
+    SubscriptionName subscription =
+        createSubscription(
+            topic,
+            Subscription.newBuilder()
+                .setAckDeadlineSeconds(ACK_DEADLINE_SECONDS)
+                .setEnableExactlyOnceDelivery(true));
+    publish(topic, "late", "on-time");
+    Map<String, ReceivedMessage> first = byText(pullExactly(subscription, 2));
+    acknowledge(subscription, List.of(first.get("on-time")));
+
+    elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
+    ReceivedMessage again = pullExactly(subscription, 1).get(0);
+    assertThat(text(again)).isEqualTo("late");
+
+    String expired = first.get("late").getAckId();
+    assertInvalidAckId(subscription, expired);
+    acknowledge(subscription, List.of(again));
+    assertThat(pullOnce(subscription)).isEmpty();
+  }
+
+  @Test
+  void anExactlyOnceAckIdIsInvalidAsSoonAsItsDeadlinePasses() {
+    assumeDocumented(Divergence.EXPIRED_ACK_ID_ACCEPTED);
+    TopicName topic = createTopic("eod-expired");
+    SubscriptionName subscription =
+        createSubscription(
+            topic,
+            Subscription.newBuilder()
+                .setAckDeadlineSeconds(ACK_DEADLINE_SECONDS)
+                .setEnableExactlyOnceDelivery(true));
+    publish(topic, "late");
+    ReceivedMessage first = pullExactly(subscription, 1).get(0);
+
+    elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
+
+    assertInvalidAckId(subscription, first.getAckId());
+    ReceivedMessage again = pullExactly(subscription, 1).get(0);
+    assertThat(again.getMessage().getMessageId()).isEqualTo(first.getMessage().getMessageId());
+    acknowledge(subscription, List.of(again));
+  }
+
+  @Test
+  void deliveryAttemptIsZeroWithoutADeadLetterPolicy() {
+    assumeDocumented(Divergence.DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY);
+    TopicName topic = createTopic("attempts");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    publish(topic, "a");
+    ReceivedMessage first = pullExactly(subscription, 1).get(0);
+    nack(subscription, first);
+
+    ReceivedMessage again = pullExactly(subscription, 1).get(0);
+
+    assertThat(first.getDeliveryAttempt()).isZero();
+    assertThat(again.getDeliveryAttempt()).isZero();
+    acknowledge(subscription, List.of(again));
+  }
+
+  private void assertInvalidAckId(SubscriptionName subscription, String ackId) {
+    ApiException failure =
+        (ApiException)
+            catchThrowable(
+                () ->
+                    target()
+                        .subscriptions
+                        .acknowledgeCallable()
+                        .call(
+                            AcknowledgeRequest.newBuilder()
+                                .setSubscription(subscription.toString())
+                                .addAckIds(ackId)
+                                .build()));
+    assertThat(failure).as("acking an invalid ack id fails").isNotNull();
+    assertThat(failure.getStatusCode().getCode()).isEqualTo(StatusCode.Code.INVALID_ARGUMENT);
+    assertThat(failure.getErrorDetails().getErrorInfo().getReason())
+        .isEqualTo("EXACTLY_ONCE_ACKID_FAILURE");
+    assertThat(failure.getErrorDetails().getErrorInfo().getMetadataMap())
+        .containsEntry(ackId, "PERMANENT_FAILURE_INVALID_ACK_ID");
+  }
+
+  @Test
+  void seekingToATimeRedeliversLaterMessagesAndSeekingPastThemAcksThem() {
+    TopicName topic = createTopic("seek");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setRetainAckedMessages(true));
+    publish(topic, "s1", "s2");
+    List<ReceivedMessage> first = pullExactly(subscription, 2);
+    acknowledge(subscription, first);
+    assertThat(pullOnce(subscription)).isEmpty();
+    Timestamp earliest =
+        first.stream()
+            .map(m -> m.getMessage().getPublishTime())
+            .min(
+                Comparator.comparingLong(Timestamp::getSeconds)
+                    .thenComparingInt(Timestamp::getNanos))
+            .orElseThrow();
+
+    seek(subscription, earliest);
+
+    List<ReceivedMessage> again = pullExactly(subscription, 2);
+    assertThat(again).extracting(PubSubScenarios::text).containsExactlyInAnyOrder("s1", "s2");
+
+    seek(subscription, Timestamp.newBuilder().setSeconds(earliest.getSeconds() + 3600).build());
+
+    assertThat(pullOnce(subscription)).as("seeking past the messages acks them").isEmpty();
+  }
+
+  @Test
+  void aResetStreamGivesItsMessagesBackAtTheirDeadline() {
+    assumeDocumented(Divergence.RESET_STREAM_KEEPS_MESSAGES);
+    TopicName topic = createTopic("reset");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setAckDeadlineSeconds(10));
+    publish(topic, "r1", "r2", "r3");
+
+    BidiStream<StreamingPullRequest, StreamingPullResponse> stream =
+        target().subscriptions.streamingPullCallable().call();
+    stream.send(
+        StreamingPullRequest.newBuilder()
+            .setSubscription(subscription.toString())
+            .setStreamAckDeadlineSeconds(ACK_DEADLINE_SECONDS)
+            .build());
+    List<String> held = new ArrayList<>();
+    for (StreamingPullResponse response : stream) {
+      response.getReceivedMessagesList().forEach(m -> held.add(text(m)));
+      if (held.size() >= 3) {
+        break;
+      }
+    }
+    stream.cancel();
+    assertThat(held).containsExactlyInAnyOrder("r1", "r2", "r3");
+    assertThat(pullOnce(subscription)).as("still leased to the dead stream").isEmpty();
+
+    elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
+
+    List<ReceivedMessage> again = pullExactly(subscription, 3);
+    assertThat(again).extracting(PubSubScenarios::text).containsExactlyInAnyOrder("r1", "r2", "r3");
+    acknowledge(subscription, again);
+  }
+
+  @Test
+  void updatingASubscriptionChangesItsAckDeadline() {
+    TopicName topic = createTopic("update");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+
+    Subscription updated =
+        target()
+            .subscriptions
+            .updateSubscription(
+                UpdateSubscriptionRequest.newBuilder()
+                    .setSubscription(
+                        Subscription.newBuilder()
+                            .setName(subscription.toString())
+                            .setAckDeadlineSeconds(42))
+                    .setUpdateMask(FieldMask.newBuilder().addPaths("ack_deadline_seconds"))
+                    .build());
+
+    assertThat(updated.getAckDeadlineSeconds()).isEqualTo(42);
+    assertThat(target().subscriptions.getSubscription(subscription).getAckDeadlineSeconds())
+        .isEqualTo(42);
+    assertThat(updated.getTopic()).isEqualTo(topic.toString());
+  }
+
+  // ---- helpers ----
+
+  TopicName createTopic(String prefix) {
+    return target().createTopic(prefix);
+  }
+
+  SubscriptionName createSubscription(TopicName topic, Subscription.Builder settings) {
+    return target().createSubscription(topic, settings);
+  }
+
+  void publish(TopicName topic, String... texts) {
+    target().publish(topic, texts);
+  }
+
+  List<ReceivedMessage> pullExactly(SubscriptionName subscription, int count) {
+    return target().pullExactly(subscription, count);
+  }
+
+  List<ReceivedMessage> pullOnce(SubscriptionName subscription) {
+    return target().pullOnce(subscription);
+  }
+
+  void acknowledge(SubscriptionName subscription, List<ReceivedMessage> messages) {
+    target().acknowledge(subscription, messages);
+  }
+
+  void nack(SubscriptionName subscription, ReceivedMessage message) {
+    target().nack(subscription, message);
+  }
+
+  void seek(SubscriptionName subscription, Timestamp time) {
+    target().seek(subscription, time);
+  }
+
+  static Map<String, ReceivedMessage> byText(List<ReceivedMessage> messages) {
+    Map<String, ReceivedMessage> byText = new HashMap<>();
+    messages.forEach(m -> byText.put(text(m), m));
+    assertThat(byText).hasSize(messages.size());
+    return byText;
+  }
+
+  static String text(ReceivedMessage message) {
+    return message.getMessage().getData().toString(StandardCharsets.UTF_8);
+  }
+
+  static ByteString utf8(String text) {
+    return ByteString.copyFromUtf8(text);
+  }
+
+  static com.google.protobuf.Duration seconds(long seconds) {
+    return com.google.protobuf.Duration.newBuilder().setSeconds(seconds).build();
+  }
+
+  static Throwable catchThrowable(Runnable call) {
+    try {
+      call.run();
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+}

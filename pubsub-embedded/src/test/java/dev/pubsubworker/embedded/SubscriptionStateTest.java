@@ -1,0 +1,267 @@
+package dev.pubsubworker.embedded;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.ByteString;
+import com.google.pubsub.v1.DeadLetterPolicy;
+import com.google.pubsub.v1.PubsubMessage;
+import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.RetryPolicy;
+import com.google.pubsub.v1.Subscription;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The delivery rules of one subscription, driven by hand through time: no server, no client. */
+class SubscriptionStateTest {
+
+  private static final String NAME = "projects/p/subscriptions/s";
+  private static final Instant T0 = Instant.parse("2030-01-01T00:00:00Z");
+
+  private final List<PubsubMessage> deadLettered = new ArrayList<>();
+  private long sequence;
+
+  private SubscriptionState state(Subscription.Builder config) {
+    return new SubscriptionState(
+        config.setName(NAME).setTopic("projects/p/topics/t").setAckDeadlineSeconds(10).build(),
+        (topic, message) -> deadLettered.add(message));
+  }
+
+  private QueuedMessage publish(SubscriptionState state, String data, String orderingKey) {
+    QueuedMessage message =
+        new QueuedMessage(
+            PubsubMessage.newBuilder()
+                .setData(ByteString.copyFromUtf8(data))
+                .setMessageId(Long.toString(++sequence))
+                .setOrderingKey(orderingKey)
+                .build(),
+            sequence,
+            T0);
+    state.enqueue(message);
+    return message;
+  }
+
+  private static ReceivedMessage deliver(SubscriptionState state, Instant now) {
+    state.advanceTo(now);
+    QueuedMessage next = state.nextReady(null);
+    return next == null ? null : state.lease(next, null, 10, now);
+  }
+
+  @Test
+  void aLeaseHoldsTheMessageUntilItsDeadlineThenItIsRedeliveredUnderANewAckId() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    publish(state, "a", "");
+    ReceivedMessage first = deliver(state, T0);
+
+    assertThat(deliver(state, T0.plusMillis(9_999))).isNull();
+    ReceivedMessage again = deliver(state, T0.plusSeconds(10));
+
+    assertThat(again.getMessage().getMessageId()).isEqualTo(first.getMessage().getMessageId());
+    assertThat(again.getAckId()).isNotEqualTo(first.getAckId());
+  }
+
+  @Test
+  void aModackMovesTheDeadlineAndAnAckEndsTheMessage() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    publish(state, "a", "");
+    ReceivedMessage first = deliver(state, T0);
+
+    state.modifyDeadline(first.getAckId(), 30, T0.plusSeconds(5));
+    assertThat(deliver(state, T0.plusSeconds(34))).isNull();
+    state.ack(first.getAckId());
+
+    assertThat(deliver(state, T0.plusSeconds(3600))).isNull();
+    assertThat(state.backlog()).isZero();
+  }
+
+  @Test
+  void onExactlyOnceSubscriptionsOnlyTheCurrentUnexpiredAckIdIsValid() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableExactlyOnceDelivery(true));
+    publish(state, "a", "");
+    ReceivedMessage first = deliver(state, T0);
+
+    assertThat(state.isValid(first.getAckId(), T0.plusSeconds(9))).isTrue();
+    assertThat(state.isValid(first.getAckId(), T0.plusSeconds(10))).isFalse();
+    ReceivedMessage again = deliver(state, T0.plusSeconds(10));
+    assertThat(state.isValid(first.getAckId(), T0.plusSeconds(10))).isFalse();
+    assertThat(state.isValid(again.getAckId(), T0.plusSeconds(10))).isTrue();
+    assertThat(state.isValid("nonsense", T0)).isFalse();
+  }
+
+  @Test
+  void withoutExactlyOnceAnOldAckIdStillAcksTheMessage() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    publish(state, "a", "");
+    ReceivedMessage first = deliver(state, T0);
+    deliver(state, T0.plusSeconds(10));
+
+    assertThat(state.isValid(first.getAckId(), T0.plusSeconds(11))).isTrue();
+    state.ack(first.getAckId());
+
+    assertThat(state.backlog()).isZero();
+    assertThat(deliver(state, T0.plusSeconds(100))).isNull();
+  }
+
+  @Test
+  void theRetryPolicyDoublesTheBackoffFromTheMinimumUpToTheMaximum() {
+    SubscriptionState state =
+        state(
+            Subscription.newBuilder()
+                .setRetryPolicy(
+                    RetryPolicy.newBuilder()
+                        .setMinimumBackoff(com.google.protobuf.Duration.newBuilder().setSeconds(2))
+                        .setMaximumBackoff(
+                            com.google.protobuf.Duration.newBuilder().setSeconds(10))));
+
+    assertThat(state.backoff(1)).isEqualTo(Duration.ofSeconds(2));
+    assertThat(state.backoff(2)).isEqualTo(Duration.ofSeconds(4));
+    assertThat(state.backoff(3)).isEqualTo(Duration.ofSeconds(8));
+    assertThat(state.backoff(4)).isEqualTo(Duration.ofSeconds(10));
+    assertThat(state.backoff(50)).isEqualTo(Duration.ofSeconds(10));
+    assertThat(state(Subscription.newBuilder()).backoff(3)).isZero();
+  }
+
+  @Test
+  void aNackedMessageWaitsOutItsBackoffAndSoDoesAnExpiredOne() {
+    SubscriptionState state =
+        state(
+            Subscription.newBuilder()
+                .setRetryPolicy(
+                    RetryPolicy.newBuilder()
+                        .setMinimumBackoff(com.google.protobuf.Duration.newBuilder().setSeconds(5))
+                        .setMaximumBackoff(
+                            com.google.protobuf.Duration.newBuilder().setSeconds(60))));
+    publish(state, "a", "");
+    ReceivedMessage first = deliver(state, T0);
+
+    state.modifyDeadline(first.getAckId(), 0, T0.plusSeconds(1));
+    assertThat(deliver(state, T0.plusSeconds(5))).isNull();
+    ReceivedMessage second = deliver(state, T0.plusSeconds(6));
+    assertThat(second).isNotNull();
+
+    // Second failure, by expiry at 16 s: backoff 10 s, so back at 26 s.
+    assertThat(deliver(state, T0.plusSeconds(25))).isNull();
+    assertThat(deliver(state, T0.plusSeconds(26))).isNotNull();
+  }
+
+  @Test
+  void afterMaxDeliveryAttemptsTheMessageGoesToTheDeadLetterSinkWithItsAttemptCount() {
+    SubscriptionState state =
+        state(
+            Subscription.newBuilder()
+                .setDeadLetterPolicy(
+                    DeadLetterPolicy.newBuilder()
+                        .setDeadLetterTopic("projects/p/topics/dead")
+                        .setMaxDeliveryAttempts(5)));
+    publish(state, "poison", "");
+
+    Instant now = T0;
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      ReceivedMessage delivery = deliver(state, now);
+      assertThat(delivery.getDeliveryAttempt()).isEqualTo(attempt);
+      state.modifyDeadline(delivery.getAckId(), 0, now);
+      now = now.plusSeconds(1);
+    }
+
+    assertThat(deliver(state, now)).isNull();
+    assertThat(state.backlog()).isZero();
+    assertThat(deadLettered).hasSize(1);
+    assertThat(deadLettered.get(0).getData().toStringUtf8()).isEqualTo("poison");
+    assertThat(deadLettered.get(0).getAttributesMap())
+        .containsEntry("CloudPubSubDeadLetterSourceDeliveryCount", "5")
+        .containsEntry("CloudPubSubDeadLetterSourceSubscription", "s");
+  }
+
+  @Test
+  void withOrderingAKeyGoesOutAsARunInPublishOrderAndANackTakesBackTheRestOfTheRun() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    publish(state, "k1", "k");
+    publish(state, "k2", "k");
+    publish(state, "other", "o");
+    publish(state, "unkeyed", "");
+
+    List<ReceivedMessage> firstRound = deliverAll(state, T0);
+    assertThat(firstRound)
+        .extracting(SubscriptionStateTest::text)
+        .containsExactly("k1", "k2", "other", "unkeyed");
+
+    state.modifyDeadline(firstRound.get(0).getAckId(), 0, T0);
+    state.ack(firstRound.get(1).getAckId());
+
+    List<ReceivedMessage> again = deliverAll(state, T0);
+    assertThat(again)
+        .as("k1 and, after it, k2 (whose old ack id no longer counts)")
+        .extracting(SubscriptionStateTest::text)
+        .containsExactly("k1", "k2");
+    again.forEach(m -> state.ack(m.getAckId()));
+    state.ack(firstRound.get(2).getAckId());
+    state.ack(firstRound.get(3).getAckId());
+    assertThat(state.backlog()).isZero();
+  }
+
+  @Test
+  void withOrderingTheRestOfARunGoesOnlyToTheStreamHoldingItsStart() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    PullStream one = new PullStream(state, null, 10, 0, 0);
+    PullStream two = new PullStream(state, null, 10, 0, 0);
+    publish(state, "k1", "k");
+    publish(state, "k2", "k");
+
+    QueuedMessage first = state.nextReady(one);
+    state.lease(first, one, 10, T0);
+
+    assertThat(state.nextReady(two)).isNull();
+    assertThat(state.nextReady(null)).isNull();
+    QueuedMessage second = state.nextReady(one);
+    assertThat(second.message.getData().toStringUtf8()).isEqualTo("k2");
+    state.lease(second, one, 10, T0);
+
+    publish(state, "k3", "k");
+    assertThat(state.nextReady(two)).as("k3 follows the run on stream one").isNull();
+    assertThat(state.nextReady(one).message.getData().toStringUtf8()).isEqualTo("k3");
+  }
+
+  @Test
+  void withOrderingAnExpiredLeaseRestartsTheKeyFromThatMessage() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    publish(state, "k1", "k");
+    publish(state, "k2", "k");
+    List<ReceivedMessage> first = deliverAll(state, T0);
+    state.ack(first.get(0).getAckId());
+
+    List<ReceivedMessage> again = deliverAll(state, T0.plusSeconds(10));
+
+    assertThat(again).extracting(SubscriptionStateTest::text).containsExactly("k2");
+  }
+
+  private static List<ReceivedMessage> deliverAll(SubscriptionState state, Instant now) {
+    List<ReceivedMessage> delivered = new ArrayList<>();
+    ReceivedMessage next;
+    while ((next = deliver(state, now)) != null) {
+      delivered.add(next);
+    }
+    return delivered;
+  }
+
+  private static String text(ReceivedMessage message) {
+    return message.getMessage().getData().toStringUtf8();
+  }
+
+  @Test
+  void seekingToATimeAcksOlderMessagesAndBringsBackRetainedNewerOnes() {
+    SubscriptionState state = state(Subscription.newBuilder().setRetainAckedMessages(true));
+    QueuedMessage a = publish(state, "a", "");
+    ReceivedMessage delivered = deliver(state, T0);
+    state.ack(delivered.getAckId());
+    assertThat(state.backlog()).isZero();
+
+    state.seek(a.publishTime);
+    assertThat(state.backlog()).isEqualTo(1);
+
+    state.seek(a.publishTime.plusMillis(1));
+    assertThat(state.backlog()).isZero();
+    assertThat(deliver(state, T0)).isNull();
+  }
+}
