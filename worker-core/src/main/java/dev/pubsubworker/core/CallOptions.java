@@ -56,7 +56,7 @@ public final class CallOptions {
    * @throws IllegalArgumentException if shorter than 1 ms
    */
   public CallOptions lease(Duration value) {
-    ClaimRequest.requireAtLeastOneMilli(value, "lease");
+    DurationChecks.requireAtLeastOneMilli("lease", value);
     return new CallOptions(
         value,
         ttl,
@@ -74,7 +74,7 @@ public final class CallOptions {
    * @throws IllegalArgumentException if shorter than 1 ms
    */
   public CallOptions ttl(Duration value) {
-    ClaimRequest.requireAtLeastOneMilli(value, "ttl");
+    DurationChecks.requireAtLeastOneMilli("ttl", value);
     return new CallOptions(
         lease,
         value,

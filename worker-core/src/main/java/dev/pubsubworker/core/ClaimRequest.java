@@ -44,8 +44,8 @@ public record ClaimRequest(
    */
   public ClaimRequest {
     Objects.requireNonNull(key, "key");
-    requireAtLeastOneMilli(lease, "lease");
-    requireAtLeastOneMilli(ttl, "ttl");
+    DurationChecks.requireAtLeastOneMilli("lease", lease);
+    DurationChecks.requireAtLeastOneMilli("ttl", ttl);
     Objects.requireNonNull(claimToken, "claimToken");
     if (claimToken.isEmpty() || claimToken.length() > MAX_TOKEN_LENGTH) {
       throw new IllegalArgumentException(
@@ -90,12 +90,5 @@ public record ClaimRequest(
   /** This request with another fingerprint ({@code null} for none). */
   public ClaimRequest withFingerprint(String newFingerprint) {
     return new ClaimRequest(key, lease, ttl, claimToken, newFingerprint);
-  }
-
-  static void requireAtLeastOneMilli(Duration d, String name) {
-    Objects.requireNonNull(d, name);
-    if (d.toMillis() < 1) {
-      throw new IllegalArgumentException(name + " must be >= 1ms, but was " + d);
-    }
   }
 }

@@ -624,7 +624,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if shorter than 1 ms
      */
     public Builder lease(Duration value) {
-      ClaimRequest.requireAtLeastOneMilli(value, "lease");
+      DurationChecks.requireAtLeastOneMilli("lease", value);
       this.lease = value;
       return this;
     }
@@ -636,7 +636,7 @@ public final class IdempotencyGuard implements AutoCloseable {
      * @throws IllegalArgumentException if shorter than 1 ms
      */
     public Builder ttl(Duration value) {
-      ClaimRequest.requireAtLeastOneMilli(value, "ttl");
+      DurationChecks.requireAtLeastOneMilli("ttl", value);
       this.ttl = value;
       return this;
     }
