@@ -828,11 +828,21 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     }
   }
 
+  /**
+   * Rolls back; if that fails (the database stopped answering), aborts the connection, so that
+   * nothing later on it — restoring auto-commit, which commits an open transaction, or the pool's
+   * reset — can commit the work's writes and DONE after this call reported them rolled back.
+   */
   private void rollbackQuietly(Connection c, Throwable primary) {
     try {
       c.rollback();
     } catch (SQLException e) {
       primary.addSuppressed(e);
+      try {
+        c.abort(Runnable::run);
+      } catch (SQLException | RuntimeException abortFailed) {
+        primary.addSuppressed(abortFailed);
+      }
     }
   }
 
