@@ -309,6 +309,16 @@ final class SettingsReader {
   }
 
   /**
+   * Records a problem under {@code key} even when its value is inherited from the fallback: for a
+   * problem that is this object's own although the value is the shared default (a default derived
+   * from the object's name, such as a key namespace from a subscription id).
+   */
+  void ownProblem(String key, String problem) {
+    failed.add(key);
+    problems.add(new ConfigProblem(path(key), problem, ""));
+  }
+
+  /**
    * Records a problem of a combination of settings under the first of {@code keys} that this object
    * sets itself; if all are inherited from the fallback, its reader reports it.
    */

@@ -386,12 +386,14 @@ public record WorkerConfig(
       r.problem("min-ack-extension", "must be at most 600s (Pub/Sub's limit), but was " + minAck);
     }
     Duration maxAckPerCall = r.positiveDuration("max-ack-extension-per-call");
-    if (maxAckPerCall.compareTo(Duration.ofSeconds(10)) < 0
+    if (r.failed("max-ack-extension-per-call")) {
+      // Already reported (no unit, or not a duration): one problem per setting.
+    } else if (maxAckPerCall.compareTo(Duration.ofSeconds(10)) < 0
         || maxAckPerCall.compareTo(Duration.ofSeconds(600)) > 0) {
       r.problem(
           "max-ack-extension-per-call",
           "must be between 10s and 600s (Pub/Sub's ack deadline limits), but was " + maxAckPerCall);
-    } else if (maxAckPerCall.compareTo(minAck) <= 0) {
+    } else if (!r.failed("min-ack-extension") && maxAckPerCall.compareTo(minAck) <= 0) {
       r.problem(
           "max-ack-extension-per-call",
           "must be above min-ack-extension ("
@@ -430,17 +432,20 @@ public record WorkerConfig(
   private static String keyNamespace(SettingsReader r, String id) {
     String configured = r.string("key-namespace");
     String namespace = configured.isEmpty() ? id : configured;
-    if (!KEY_NAMESPACE.matcher(namespace).matches()) {
+    if (KEY_NAMESPACE.matcher(namespace).matches()) {
+      return namespace;
+    }
+    if (configured.isEmpty()) {
+      r.ownProblem(
+          "key-namespace",
+          "defaults to the subscription id, but '"
+              + id
+              + "' is not a valid namespace (1-100 letters, digits, '.', '_' or '-'): set"
+              + " key-namespace");
+    } else {
       r.problem(
           "key-namespace",
-          configured.isEmpty()
-              ? "defaults to the subscription id, but '"
-                  + id
-                  + "' is not a valid namespace (1-100 letters, digits, '.', '_' or '-'): set"
-                  + " key-namespace"
-              : "must be 1-100 letters, digits, '.', '_' or '-' (no ':'), but was '"
-                  + configured
-                  + "'");
+          "must be 1-100 letters, digits, '.', '_' or '-' (no ':'), but was '" + configured + "'");
     }
     return namespace;
   }

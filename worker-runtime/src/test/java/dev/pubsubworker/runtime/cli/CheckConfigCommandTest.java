@@ -57,7 +57,7 @@ class CheckConfigCommandTest {
               lock-store {
                 type = sql
                 sql {
-                  jdbc-url = "jdbc:postgresql://app:p@ss:w/rd@db:5432/orders?password=0t@her&ssl=true"
+                  jdbc-url = "jdbc:postgresql://app:p@ss:w%2Frd@db:5432/orders?password=0t@her&ssl=true"
                   password = "th1rd"
                 }
               }
@@ -69,7 +69,7 @@ class CheckConfigCommandTest {
     assertThat(run.out())
         .contains("jdbc:postgresql://app:***@db:5432/orders?password=***&ssl=true")
         .doesNotContain("p@ss")
-        .doesNotContain("w/rd")
+        .doesNotContain("w%2Frd")
         .doesNotContain("0t@her")
         .doesNotContain("th1rd");
   }

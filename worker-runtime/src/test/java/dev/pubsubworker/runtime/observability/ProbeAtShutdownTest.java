@@ -35,7 +35,7 @@ class ProbeAtShutdownTest {
               "",
               """
               pubsub-worker.lock-store { type = redis, redis { uri = "%s", key-prefix = "%s:" } }
-              pubsub-worker.observability.lock-store-probe-interval = 5ms
+              pubsub-worker.observability.lock-store-probe-interval = 100ms
               """
                   .formatted(TestServices.redis().uri(), TestServices.uniqueName("probe")));
       Observability observability = w.observability(config);

@@ -125,18 +125,22 @@ class LockStoreTimeoutSettingsTest {
             e ->
                 assertThat(e.problems())
                     .extracting(ConfigProblem::toString)
-                    .containsExactly(
-                        "pubsub-worker.lock-store.sql.statement-timeout: statementTimeout must be"
-                            + " 1s..3600s, but was 500ms"));
+                    .singleElement()
+                    .asString()
+                    .startsWith(
+                        "pubsub-worker.lock-store.sql.statement-timeout: must be at least 1s, but"
+                            + " was '500ms'"));
     assertThatThrownBy(() -> LockStore.of(config("statement-timeout = 10s, socket-timeout = 5s")))
         .isInstanceOfSatisfying(
             InvalidConfigException.class,
             e ->
                 assertThat(e.problems())
                     .extracting(ConfigProblem::toString)
-                    .containsExactly(
-                        "pubsub-worker.lock-store.sql: socketTimeout must not be shorter than"
-                            + " statementTimeout (10000ms), but was 5000ms"));
+                    .singleElement()
+                    .asString()
+                    .startsWith(
+                        "pubsub-worker.lock-store.sql.socket-timeout: must be at least"
+                            + " statement-timeout (10s)"));
     assertThatThrownBy(() -> config("connect-timeout = 0s"))
         .isInstanceOfSatisfying(
             InvalidConfigException.class,
