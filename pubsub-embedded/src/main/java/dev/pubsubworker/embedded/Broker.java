@@ -382,7 +382,13 @@ final class Broker {
             first.getMaxOutstandingMessages(),
             first.getMaxOutstandingBytes());
     state.streams.add(stream);
-    handle(stream, first);
+    try {
+      handle(stream, first);
+    } catch (StatusRuntimeException e) {
+      state.streams.remove(stream);
+      stream.open = false;
+      throw e;
+    }
     return stream;
   }
 
@@ -440,7 +446,9 @@ final class Broker {
     deliver(state, now);
   }
 
-  private void confirmAcks(PullStream stream, List<String> ackIds, AckOutcome outcome) {
+  /** Sends an exactly-once ack confirmation; may come from a tick, hence its own lock. */
+  private synchronized void confirmAcks(
+      PullStream stream, List<String> ackIds, AckOutcome outcome) {
     if (!stream.subscription.exactlyOnce()) {
       return;
     }

@@ -53,6 +53,7 @@ public final class EmbeddedPubSub implements AutoCloseable {
     this.server =
         NettyServerBuilder.forAddress(new InetSocketAddress(builder.host, builder.port))
             .executor(callExecutor)
+            .protocolNegotiator(new HttpProbeNegotiator())
             .maxInboundMessageSize(MAX_INBOUND_MESSAGE_BYTES)
             .permitKeepAliveTime(1, TimeUnit.SECONDS)
             .permitKeepAliveWithoutCalls(true)

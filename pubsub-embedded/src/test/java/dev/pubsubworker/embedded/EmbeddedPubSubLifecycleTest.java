@@ -12,7 +12,11 @@ import com.google.pubsub.v1.StreamingPullResponse;
 import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.SubscriptionName;
 import com.google.pubsub.v1.TopicName;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -47,6 +51,27 @@ class EmbeddedPubSubLifecycleTest {
       assertThatThrownBy(() -> EmbeddedPubSub.newBuilder().setPort(first.port()).start())
           .isInstanceOf(UncheckedIOException.class)
           .hasMessageStartingWith("embedded Pub/Sub could not listen on 127.0.0.1:" + first.port());
+    }
+  }
+
+  @Test
+  void itAnswersTheEmulatorsHttpReadinessProbeOnTheGrpcPort() throws Exception {
+    try (EmbeddedPubSub server = EmbeddedPubSub.start()) {
+      HttpURLConnection probe =
+          (HttpURLConnection)
+              URI.create("http://" + server.hostPort() + "/").toURL().openConnection();
+      try (InputStream body = probe.getInputStream()) {
+        assertThat(probe.getResponseCode()).isEqualTo(200);
+        assertThat(new String(body.readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("Ok\n");
+      } finally {
+        probe.disconnect();
+      }
+      PubSubTarget target = new PubSubTarget(server.hostPort(), "probe");
+      try {
+        assertThat(target.createTopic("after-probe").getTopic()).startsWith("after-probe-");
+      } finally {
+        target.close();
+      }
     }
   }
 

@@ -49,7 +49,7 @@ class EmulatorScenariosTest extends PubSubScenarios {
   @Override
   Set<Divergence> divergences() {
     return EnumSet.of(
-        Divergence.RESET_STREAM_KEEPS_MESSAGES,
+        Divergence.KILLED_STREAM_KEEPS_MESSAGES,
         Divergence.EXPIRED_ACK_ID_ACCEPTED,
         Divergence.RETRY_POLICY_IGNORED,
         Divergence.DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY);

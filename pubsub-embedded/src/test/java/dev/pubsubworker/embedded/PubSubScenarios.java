@@ -28,7 +28,10 @@ import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.SubscriptionName;
 import com.google.pubsub.v1.TopicName;
 import com.google.pubsub.v1.UpdateSubscriptionRequest;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -67,10 +70,11 @@ abstract class PubSubScenarios {
   /** Where a server departs from Google's documentation (see pubsub-embedded/README.md). */
   enum Divergence {
     /**
-     * A StreamingPull stream that is reset or cancelled keeps its messages: they are never
-     * redelivered. Documented: redelivered once their ack deadline passes.
+     * A StreamingPull stream whose process is killed keeps being dealt the subscription's messages,
+     * so they never reach another subscriber. Documented: outstanding messages are redelivered once
+     * their ack deadline passes, and a closed stream gets nothing.
      */
-    RESET_STREAM_KEEPS_MESSAGES,
+    KILLED_STREAM_KEEPS_MESSAGES,
     /**
      * On an exactly-once subscription, an ack id whose deadline has passed is still accepted until
      * the message is delivered again. Documented: the request fails with INVALID_ARGUMENT.
@@ -82,7 +86,8 @@ abstract class PubSubScenarios {
      */
     RETRY_POLICY_IGNORED,
     /**
-     * delivery_attempt is set on subscriptions without a dead-letter policy. Documented: 0 there.
+     * delivery_attempt is set on subscriptions with a retry policy but no dead-letter policy.
+     * Documented: 0 without a dead-letter policy.
      */
     DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY
   }
@@ -388,10 +393,17 @@ abstract class PubSubScenarios {
   }
 
   @Test
-  void deliveryAttemptIsZeroWithoutADeadLetterPolicy() {
+  void deliveryAttemptIsZeroWithoutADeadLetterPolicyEvenWithARetryPolicy() {
     assumeDocumented(Divergence.DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY);
     TopicName topic = createTopic("attempts");
-    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    SubscriptionName subscription =
+        createSubscription(
+            topic,
+            Subscription.newBuilder()
+                .setRetryPolicy(
+                    RetryPolicy.newBuilder()
+                        .setMinimumBackoff(seconds(0))
+                        .setMaximumBackoff(seconds(1))));
     publish(topic, "a");
     ReceivedMessage first = pullExactly(subscription, 1).get(0);
     nack(subscription, first);
@@ -452,9 +464,8 @@ abstract class PubSubScenarios {
   }
 
   @Test
-  void aResetStreamGivesItsMessagesBackAtTheirDeadline() {
-    assumeDocumented(Divergence.RESET_STREAM_KEEPS_MESSAGES);
-    TopicName topic = createTopic("reset");
+  void aCancelledStreamGivesItsMessagesBackAtTheirDeadline() {
+    TopicName topic = createTopic("cancel");
     SubscriptionName subscription =
         createSubscription(topic, Subscription.newBuilder().setAckDeadlineSeconds(10));
     publish(topic, "r1", "r2", "r3");
@@ -475,13 +486,63 @@ abstract class PubSubScenarios {
     }
     stream.cancel();
     assertThat(held).containsExactlyInAnyOrder("r1", "r2", "r3");
-    assertThat(pullOnce(subscription)).as("still leased to the dead stream").isEmpty();
+    assertThat(pullOnce(subscription)).as("still leased to the cancelled stream").isEmpty();
 
     elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
 
     List<ReceivedMessage> again = pullExactly(subscription, 3);
     assertThat(again).extracting(PubSubScenarios::text).containsExactlyInAnyOrder("r1", "r2", "r3");
     acknowledge(subscription, again);
+  }
+
+  @Test
+  void afterASubscriberProcessIsKilledNewMessagesAndThenItsHeldOnesAreDeliveredElsewhere()
+      throws Exception {
+    assumeDocumented(Divergence.KILLED_STREAM_KEEPS_MESSAGES);
+    TopicName topic = createTopic("killed");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setAckDeadlineSeconds(10));
+    publish(topic, "held-1", "held-2");
+    Process worker =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                StreamHoldingProcess.class.getName(),
+                target().hostPort,
+                subscription.toString())
+            .redirectErrorStream(true)
+            .start();
+    try {
+      BufferedReader out =
+          new BufferedReader(
+              new InputStreamReader(worker.getInputStream(), StandardCharsets.UTF_8));
+      String line;
+      do {
+        line = out.readLine();
+      } while (line != null && !line.equals("holding 2"));
+      assertThat(line).as("the worker holds both messages").isEqualTo("holding 2");
+    } finally {
+      worker.destroyForcibly(); // SIGKILL: no goodbye on the stream
+      worker.waitFor(20, TimeUnit.SECONDS);
+    }
+
+    publish(topic, "fresh-1", "fresh-2", "fresh-3");
+    List<ReceivedMessage> fresh = pullExactly(subscription, 3);
+    assertThat(fresh)
+        .as("messages published after the kill are not dealt to the dead stream")
+        .extracting(PubSubScenarios::text)
+        .containsExactlyInAnyOrder("fresh-1", "fresh-2", "fresh-3");
+    acknowledge(subscription, fresh);
+
+    // Past any lease the dead client may have asked for (at most 600 s).
+    elapse(Duration.ofSeconds(601));
+
+    List<ReceivedMessage> held = pullExactly(subscription, 2);
+    assertThat(held)
+        .extracting(PubSubScenarios::text)
+        .containsExactlyInAnyOrder("held-1", "held-2");
+    acknowledge(subscription, held);
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.pubsubworker.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.google.api.gax.rpc.BidiStream;
 import com.google.api.gax.rpc.InvalidArgumentException;
@@ -116,6 +117,32 @@ class StreamingPullProtocolTest {
     assertThat(ackConfirmation.getAcknowledgeConfirmation().getInvalidAckIdsList())
         .containsExactly(a);
     stream.cancel();
+  }
+
+  @Test
+  void aDelayedInStreamAckIsConfirmedAtTheTickThatAppliesIt() {
+    TopicName topic = target.createTopic("delayed-confirm");
+    SubscriptionName subscription =
+        target.createSubscription(
+            topic, Subscription.newBuilder().setEnableExactlyOnceDelivery(true));
+    server.faults().delayAcks(subscription.getSubscription(), Duration.ofSeconds(3));
+    try {
+      target.publish(topic, "d");
+      BidiStream<StreamingPullRequest, StreamingPullResponse> stream = open(subscription, 0);
+      Iterator<StreamingPullResponse> responses = stream.iterator();
+      String ackId = receive(responses, 1).get(0).getAckId();
+
+      stream.send(StreamingPullRequest.newBuilder().addAckIds(ackId).build());
+      await().atMost(Duration.ofSeconds(10)).until(() -> server.faults().hasPendingAcks());
+      TIME.advance(Duration.ofSeconds(3));
+      server.tick();
+
+      assertThat(next(responses, true).getAcknowledgeConfirmation().getAckIdsList())
+          .containsExactly(ackId);
+      stream.cancel();
+    } finally {
+      server.faults().clearAll();
+    }
   }
 
   /** The next response that is (or is not) an ack confirmation: a redelivery may come between. */
