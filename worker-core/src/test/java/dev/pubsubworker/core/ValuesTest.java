@@ -34,7 +34,7 @@ class ValuesTest {
   @Test
   void claim_request_defaults_and_withers() {
     ClaimRequest r = ClaimRequest.of("k", Duration.ofSeconds(5), "tok");
-    assertThat(r.ttl()).isEqualTo(ClaimRequest.DEFAULT_TTL);
+    assertThat(r.ttl()).isEqualTo(IdempotencyGuard.DEFAULT_TTL);
     assertThat(r.fingerprint()).isNull();
     assertThat(r.withTtl(Duration.ofMinutes(1)).ttl()).isEqualTo(Duration.ofMinutes(1));
     assertThat(r.withFingerprint("fp").fingerprint()).isEqualTo("fp");
