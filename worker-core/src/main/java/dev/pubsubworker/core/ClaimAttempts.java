@@ -1,16 +1,20 @@
 package dev.pubsubworker.core;
 
 import java.time.Duration;
+import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The guard's claim with retries: a claim that fails in the store ({@link LockBackendException}) is
- * retried up to {@code retries} times with the same request, so with the same claim token, after a
- * wait of {@code backoff} doubled per retry. Retrying with the same token is safe: if the failed
- * attempt was written and only its response was lost, the retry re-affirms that claim instead of
- * locking the caller out until the lease lapses.
+ * The claim phase of a guarded call: the claim with retries, and what a refused claim means for
+ * {@code lock} and {@code mutex}.
+ *
+ * <p>A claim that fails in the store ({@link LockBackendException}) is retried up to {@code
+ * retries} times with the same request, so with the same claim token, after a wait of {@code
+ * backoff} doubled per retry. Retrying with the same token is safe: if the failed attempt was
+ * written and only its response was lost, the retry re-affirms that claim instead of locking the
+ * caller out until the lease lapses.
  *
  * <p>Thread-safe (stateless between calls).
  */
@@ -36,6 +40,17 @@ final class ClaimAttempts {
     this.retries = retries;
     this.backoff = backoff;
     this.keyLogFormat = keyLogFormat;
+  }
+
+  /**
+   * Claims {@code key} with the call's lease, ttl and fingerprint under a fresh claim token.
+   *
+   * @throws LockBackendException as {@link #claim(ClaimRequest)}
+   * @throws IllegalArgumentException if the fingerprint is too long
+   */
+  ClaimResult claim(String key, CallOptions o) {
+    return claim(
+        new ClaimRequest(key, o.lease, o.ttl, UUID.randomUUID().toString(), o.fingerprint));
   }
 
   /**
@@ -70,6 +85,61 @@ final class ClaimAttempts {
           throw e;
         }
       }
+    }
+  }
+
+  /**
+   * What a claim {@code lock} did not win means: a DONE key is a duplicate (reported, and the
+   * call's {@code onDuplicate} hook run); a live claim is "retry later". A differing fingerprint is
+   * reported first, and with {@link FingerprintPolicy#REJECT} thrown.
+   *
+   * @throws KeyInProgressException if another live claim holds the key
+   * @throws FingerprintMismatchException if the fingerprints differ and the policy rejects
+   */
+  <T> LockResult<T> duplicateOrThrow(String key, CallOptions o, ClaimResult refused) {
+    if (refused instanceof ClaimResult.HeldByOther held) {
+      checkFingerprint(key, o, held.fingerprint());
+      throw heldByOther(key, held);
+    }
+    checkFingerprint(key, o, ((ClaimResult.AlreadyDone) refused).fingerprint());
+    log.debug("key {} is DONE; skipping the work as a duplicate", keyLogFormat.apply(key));
+    events.duplicate(key);
+    if (o.onDuplicate != null) {
+      try {
+        o.onDuplicate.accept(key);
+      } catch (RuntimeException e) {
+        log.warn("onDuplicate hook threw for key {}; ignored", keyLogFormat.apply(key), e);
+      }
+    }
+    return new LockResult.Duplicate<>(key);
+  }
+
+  /** What a claim {@code mutex} did not win means: "retry later", whether held or DONE. */
+  KeyInProgressException refusalForMutex(String key, ClaimResult refused) {
+    if (refused instanceof ClaimResult.HeldByOther held) {
+      return heldByOther(key, held);
+    }
+    events.contended(key, null);
+    return new KeyInProgressException(key, KeyInProgressException.Reason.DONE, null);
+  }
+
+  private KeyInProgressException heldByOther(String key, ClaimResult.HeldByOther held) {
+    events.contended(key, held.leaseExpiry());
+    return new KeyInProgressException(
+        key, KeyInProgressException.Reason.HELD_BY_OTHER, held.leaseExpiry());
+  }
+
+  private void checkFingerprint(String key, CallOptions o, String stored) {
+    if (o.fingerprint == null || stored == null || o.fingerprint.equals(stored)) {
+      return;
+    }
+    log.warn(
+        "payload fingerprint for key {} differs from the stored one: the key is reused for a"
+            + " different payload (a key collision or a producer bug), not a duplicate",
+        keyLogFormat.apply(key));
+    events.fingerprintMismatch(key);
+    if (o.fingerprintPolicy == FingerprintPolicy.REJECT) {
+      throw new FingerprintMismatchException(key);
     }
   }
 }

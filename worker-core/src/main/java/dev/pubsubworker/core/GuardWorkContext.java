@@ -18,7 +18,7 @@ final class GuardWorkContext implements WorkContext {
   private static final int ENDED = 1;
   private static final int ABANDONED = 2;
 
-  private final IdempotencyGuard guard;
+  private final ClaimedRun owner;
   private final Claim claim;
   private final LeaseKeeper keeper;
   private final Instant claimedAt;
@@ -27,16 +27,16 @@ final class GuardWorkContext implements WorkContext {
   /** The backend's resource for the work (transactional mode), or null. */
   private volatile Object resource;
 
-  GuardWorkContext(IdempotencyGuard guard, Claim claim, LeaseKeeper keeper, Instant claimedAt) {
-    this.guard = guard;
+  GuardWorkContext(ClaimedRun owner, Claim claim, LeaseKeeper keeper, Instant claimedAt) {
+    this.owner = owner;
     this.claim = claim;
     this.keeper = keeper;
     this.claimedAt = claimedAt;
   }
 
-  /** Whether {@code owner} created this context. */
-  boolean belongsTo(IdempotencyGuard owner) {
-    return guard == owner;
+  /** Whether {@code run} (and so its guard) created this context. */
+  boolean belongsTo(ClaimedRun run) {
+    return owner == run;
   }
 
   Claim claim() {

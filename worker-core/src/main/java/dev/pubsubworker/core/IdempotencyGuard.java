@@ -6,12 +6,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Runs work under an idempotency claim on a {@link LockBackend}: {@link #lock} runs it at most once
@@ -57,8 +54,10 @@ import org.slf4j.LoggerFactory;
  * an extension finds the fence stale, or the store cannot be reached until the lease runs out, the
  * {@link WorkContext} reports the lease lost (and the work's thread is interrupted if configured).
  *
- * <p>Thread-safe; one guard serves a whole process. {@link #close()} stops the heartbeat scheduler
- * the guard created (not one passed in, and not the backend).
+ * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
+ * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see
+ * {@link Builder#heartbeatScheduler}). {@link #close()} stops the heartbeat scheduler the guard
+ * created (not one passed in, and not the backend).
  */
 public final class IdempotencyGuard implements AutoCloseable {
 
@@ -77,17 +76,14 @@ public final class IdempotencyGuard implements AutoCloseable {
   /** Default wait before the first claim retry (doubling after): 100 ms. */
   public static final Duration DEFAULT_CLAIM_RETRY_BACKOFF = Duration.ofMillis(100);
 
-  private static final Logger log = LoggerFactory.getLogger(IdempotencyGuard.class);
-
   private final LockBackend backend;
   private final CallOptions defaults;
   private final Clock clock;
   private final ScheduledExecutorService scheduler;
   private final boolean ownsScheduler;
-  private final GuardEvents events;
   private final ClaimAttempts claims;
   private final ClaimSettlement settlement;
-  private final UnaryOperator<String> keyLogFormat;
+  private final ClaimedRun run;
 
   private IdempotencyGuard(Builder b) {
     this.backend = b.backend;
@@ -95,11 +91,11 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.clock = b.clock;
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = ownsScheduler ? LeaseKeeper.newHeartbeatScheduler() : b.scheduler;
-    this.events = new GuardEvents(b.listeners);
-    this.keyLogFormat = b.keyLogFormat;
+    GuardEvents events = new GuardEvents(b.listeners);
     this.claims =
-        new ClaimAttempts(backend, events, b.claimRetries, b.claimRetryBackoff, keyLogFormat);
-    this.settlement = new ClaimSettlement(backend, events, keyLogFormat);
+        new ClaimAttempts(backend, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
+    this.settlement = new ClaimSettlement(backend, events, b.keyLogFormat);
+    this.run = new ClaimedRun(backend, clock, scheduler, events, settlement, b.keyLogFormat);
   }
 
   /**
@@ -148,35 +144,11 @@ public final class IdempotencyGuard implements AutoCloseable {
       requireTransactional(backend);
     }
     Instant sentAt = clock.instant();
-    ClaimResult result = claims.claim(request(key, o));
-    if (result instanceof ClaimResult.AlreadyDone done) {
-      checkFingerprint(key, o, done.fingerprint());
-      log.debug("key {} is DONE; skipping the work as a duplicate", keyLogFormat.apply(key));
-      events.duplicate(key);
-      notifyDuplicate(key, o);
-      return new LockResult.Duplicate<>(key);
+    ClaimResult result = claims.claim(key, o);
+    if (result instanceof ClaimResult.Won won) {
+      return run.lock(won.claim(), o, sentAt, work);
     }
-    if (result instanceof ClaimResult.HeldByOther held) {
-      checkFingerprint(key, o, held.fingerprint());
-      throw heldByOther(key, held);
-    }
-    Claim claim = ((ClaimResult.Won) result).claim();
-    if (o.transactional) {
-      return runClaimed(
-          claim,
-          o,
-          sentAt,
-          context -> runInTransaction(context, o, work),
-          (ran, ended, workTime) ->
-              settlement.committed(claim, ran.value(), ran.outcome(), workTime));
-    }
-    // An abandoned claim is completed anyway: the store finds its fence stale (FENCED_OUT).
-    return runClaimed(
-        claim,
-        o,
-        sentAt,
-        work::run,
-        (value, ended, workTime) -> settlement.complete(claim, o.ttl, value, workTime));
+    return claims.duplicateOrThrow(key, o, result);
   }
 
   /**
@@ -206,27 +178,11 @@ public final class IdempotencyGuard implements AutoCloseable {
     CallOptions o = resolve(options);
     backend.validateKey(key);
     Instant sentAt = clock.instant();
-    ClaimResult result = claims.claim(request(key, o));
-    if (result instanceof ClaimResult.AlreadyDone) {
-      events.contended(key, null);
-      throw new KeyInProgressException(key, KeyInProgressException.Reason.DONE, null);
+    ClaimResult result = claims.claim(key, o);
+    if (result instanceof ClaimResult.Won won) {
+      return run.mutex(won.claim(), o, sentAt, work);
     }
-    if (result instanceof ClaimResult.HeldByOther held) {
-      throw heldByOther(key, held);
-    }
-    Claim claim = ((ClaimResult.Won) result).claim();
-    return runClaimed(
-        claim,
-        o,
-        sentAt,
-        work::run,
-        (value, ended, workTime) -> {
-          if (ended) {
-            // Not when abandoned while the work ran: abandon already released the claim.
-            settlement.releaseAfterSuccess(claim);
-          }
-          return value;
-        });
+    throw claims.refusalForMutex(key, result);
   }
 
   /**
@@ -250,7 +206,7 @@ public final class IdempotencyGuard implements AutoCloseable {
    *     abandoned, and the key becomes reclaimable when its lease lapses (no heartbeat extends it)
    */
   public boolean abandon(WorkContext context) {
-    if (!(context instanceof GuardWorkContext c) || !c.belongsTo(this)) {
+    if (!(context instanceof GuardWorkContext c) || !c.belongsTo(run)) {
       throw new IllegalArgumentException("abandon needs a WorkContext this guard created");
     }
     if (!c.abandon()) {
@@ -272,118 +228,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
-  /** The work of one call, run on the caller's thread with the call's context. */
-  @FunctionalInterface
-  private interface ClaimedWork<R, E extends Exception> {
-    R run(GuardWorkContext context) throws E;
-  }
-
-  /** Settles a claim whose work returned; {@code ended} is false if the work was abandoned. */
-  @FunctionalInterface
-  private interface Settle<R, V> {
-    V settle(R ran, boolean ended, Duration workTime);
-  }
-
-  /**
-   * The skeleton {@code lock} and {@code mutex} share: runs {@code work} under the claim with its
-   * lease kept alive; if the work throws, releases the claim (unless it was abandoned) and
-   * rethrows; if it returns, stops the heartbeat and lets {@code settle} finish the claim.
-   */
-  private <R, V, E extends Exception> V runClaimed(
-      Claim claim, CallOptions o, Instant sentAt, ClaimedWork<R, E> work, Settle<R, V> settle)
-      throws E {
-    LeaseKeeper keeper =
-        new LeaseKeeper(
-            backend,
-            claim,
-            o.lease,
-            sentAt,
-            clock,
-            scheduler,
-            o.heartbeat,
-            o.interruptOnLeaseLoss,
-            events,
-            keyLogFormat.apply(claim.key()));
-    keeper.start();
-    GuardWorkContext context = new GuardWorkContext(this, claim, keeper, clock.instant());
-    long workStarted = System.nanoTime();
-    R ran;
-    try {
-      ran = work.run(context);
-    } catch (Throwable t) {
-      keeper.finish();
-      if (context.end()) {
-        settlement.releaseAfterFailure(claim, t);
-      }
-      throw t;
-    }
-    keeper.finish();
-    boolean ended = context.end();
-    return settle.settle(ran, ended, Duration.ofNanos(System.nanoTime() - workStarted));
-  }
-
-  @SuppressWarnings("unchecked") // the body throws only what the work throws: E or unchecked
-  private <T, E extends Exception> TransactionalLockBackend.Result<T> runInTransaction(
-      GuardWorkContext context, CallOptions o, GuardedWork<T, E> work) throws E {
-    TransactionalLockBackend tx = (TransactionalLockBackend) backend;
-    try {
-      return tx.runAndComplete(
-          context.claim(),
-          o.ttl,
-          resource -> {
-            context.shareResource(resource);
-            try {
-              return work.run(context);
-            } finally {
-              context.shareResource(null);
-              // Stop extending before DONE is written in this transaction.
-              context.keeper().finish();
-            }
-          });
-    } catch (RuntimeException e) {
-      throw e;
-    } catch (Exception e) {
-      throw (E) e;
-    }
-  }
-
   private CallOptions resolve(CallOptions options) {
     return Objects.requireNonNull(options, "options").merge(defaults);
-  }
-
-  private static ClaimRequest request(String key, CallOptions o) {
-    return new ClaimRequest(key, o.lease, o.ttl, UUID.randomUUID().toString(), o.fingerprint);
-  }
-
-  private KeyInProgressException heldByOther(String key, ClaimResult.HeldByOther held) {
-    events.contended(key, held.leaseExpiry());
-    return new KeyInProgressException(
-        key, KeyInProgressException.Reason.HELD_BY_OTHER, held.leaseExpiry());
-  }
-
-  private void notifyDuplicate(String key, CallOptions o) {
-    if (o.onDuplicate == null) {
-      return;
-    }
-    try {
-      o.onDuplicate.accept(key);
-    } catch (RuntimeException e) {
-      log.warn("onDuplicate hook threw for key {}; ignored", keyLogFormat.apply(key), e);
-    }
-  }
-
-  private void checkFingerprint(String key, CallOptions o, String stored) {
-    if (o.fingerprint == null || stored == null || o.fingerprint.equals(stored)) {
-      return;
-    }
-    log.warn(
-        "payload fingerprint for key {} differs from the stored one: the key is reused for a"
-            + " different payload (a key collision or a producer bug), not a duplicate",
-        keyLogFormat.apply(key));
-    events.fingerprintMismatch(key);
-    if (o.fingerprintPolicy == FingerprintPolicy.REJECT) {
-      throw new FingerprintMismatchException(key);
-    }
   }
 
   private static void requireTransactional(LockBackend backend) {
