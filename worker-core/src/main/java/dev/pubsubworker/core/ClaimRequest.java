@@ -79,14 +79,4 @@ public record ClaimRequest(
   public static ClaimRequest of(String key, Duration lease, String claimToken) {
     return new ClaimRequest(key, lease, IdempotencyGuard.DEFAULT_TTL, claimToken, null);
   }
-
-  /** This request with another ttl. */
-  public ClaimRequest withTtl(Duration newTtl) {
-    return new ClaimRequest(key, lease, newTtl, claimToken, fingerprint);
-  }
-
-  /** This request with another fingerprint ({@code null} for none). */
-  public ClaimRequest withFingerprint(String newFingerprint) {
-    return new ClaimRequest(key, lease, ttl, claimToken, newFingerprint);
-  }
 }
