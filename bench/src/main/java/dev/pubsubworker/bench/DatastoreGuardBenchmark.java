@@ -51,7 +51,7 @@ public class DatastoreGuardBenchmark {
                 .setProjectId(project)
                 .setNamespace("bench-" + UUID.randomUUID().toString().substring(0, 8))
                 .build());
-    guard = IdempotencyGuard.builder(backend).heartbeat(true).build();
+    guard = IdempotencyGuard.newBuilder(backend).heartbeat(true).build();
     guard.lock("done", ctx -> null);
   }
 

@@ -37,7 +37,7 @@ public class InMemoryGuardBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     backend = new InMemoryLockBackend();
-    guard = IdempotencyGuard.builder(backend).heartbeat(true).build();
+    guard = IdempotencyGuard.newBuilder(backend).heartbeat(true).build();
     guard.lock("done", ctx -> null);
   }
 

@@ -54,7 +54,7 @@ public class RedisGuardBenchmark {
     backend =
         RedisLockBackend.create(RedisLockSettings.newBuilder().uri(uri).keyPrefix(prefix).build());
     backend.checkConnection();
-    guard = IdempotencyGuard.builder(backend).ttl(Duration.ofMinutes(1)).build();
+    guard = IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(1)).build();
     guard.lock("done", ctx -> null);
   }
 

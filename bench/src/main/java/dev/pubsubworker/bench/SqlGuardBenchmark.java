@@ -72,7 +72,7 @@ public class SqlGuardBenchmark {
                 .tableName(table)
                 .createTableIfMissing(true)
                 .build());
-    guard = IdempotencyGuard.builder(backend).heartbeat(true).build();
+    guard = IdempotencyGuard.newBuilder(backend).heartbeat(true).build();
     transactional = CallOptions.defaults().transactional(true);
     guard.lock("done", ctx -> null);
   }

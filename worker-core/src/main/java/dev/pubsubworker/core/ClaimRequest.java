@@ -14,7 +14,7 @@ import java.util.Objects;
  *     removed (the record's {@code expiresAt} is {@code leaseExpiry + ttl} while CLAIMED). Size it
  *     so that lease + ttl outlives any holder that could still be alive: while the record exists
  *     the fence keeps rising, so a zombie is refused; once removed, a new record restarts at fence
- *     1. Defaults to {@link #DEFAULT_TTL}.
+ *     1. {@link #of} uses {@link IdempotencyGuard#DEFAULT_TTL}, the guard's default ttl.
  * @param claimToken the caller's id for this claim attempt: 1 to {@value #MAX_TOKEN_LENGTH}
  *     printable ASCII characters, unique per attempt. Retrying a claim whose response was lost with
  *     the same token re-affirms the claim (no self-lock, no second fence bump).
@@ -24,9 +24,6 @@ import java.util.Objects;
  */
 public record ClaimRequest(
     String key, Duration lease, Duration ttl, String claimToken, String fingerprint) {
-
-  /** Default record retention past a lapsed lease: 24 hours, the guard's default ttl. */
-  public static final Duration DEFAULT_TTL = Duration.ofHours(24);
 
   /** Longest claim token accepted. */
   public static final int MAX_TOKEN_LENGTH = 128;
@@ -74,21 +71,12 @@ public record ClaimRequest(
   }
 
   /**
-   * A request with the {@link #DEFAULT_TTL} and no fingerprint.
+   * A request with the guard's default ttl ({@link IdempotencyGuard#DEFAULT_TTL}) and no
+   * fingerprint.
    *
    * @throws IllegalArgumentException as the canonical constructor
    */
   public static ClaimRequest of(String key, Duration lease, String claimToken) {
-    return new ClaimRequest(key, lease, DEFAULT_TTL, claimToken, null);
-  }
-
-  /** This request with another ttl. */
-  public ClaimRequest withTtl(Duration newTtl) {
-    return new ClaimRequest(key, lease, newTtl, claimToken, fingerprint);
-  }
-
-  /** This request with another fingerprint ({@code null} for none). */
-  public ClaimRequest withFingerprint(String newFingerprint) {
-    return new ClaimRequest(key, lease, ttl, claimToken, newFingerprint);
+    return new ClaimRequest(key, lease, IdempotencyGuard.DEFAULT_TTL, claimToken, null);
   }
 }

@@ -6,7 +6,10 @@ import java.time.Instant;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,6 +65,23 @@ final class LeaseKeeper {
     this.events = events;
     this.keyForLogs = keyForLogs;
     this.confirmedExpiry = claimSentAt.plus(lease);
+  }
+
+  /**
+   * The scheduler a guard creates when none is passed in: two daemon threads named {@code
+   * pubsub-worker-heartbeat-N}, dropping cancelled extensions at once.
+   */
+  static ScheduledExecutorService newHeartbeatScheduler() {
+    AtomicInteger n = new AtomicInteger();
+    ThreadFactory threads =
+        r -> {
+          Thread t = new Thread(r, "pubsub-worker-heartbeat-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        };
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(2, threads);
+    executor.setRemoveOnCancelPolicy(true);
+    return executor;
   }
 
   /** Schedules the first extension, if the heartbeat is on. */

@@ -73,7 +73,7 @@ public interface LockBackend extends AutoCloseable {
 
   /**
    * Shorthand for {@code claim(ClaimRequest.of(key, lease, claimToken))}: the {@link
-   * ClaimRequest#DEFAULT_TTL} and no fingerprint.
+   * IdempotencyGuard#DEFAULT_TTL} and no fingerprint.
    */
   default ClaimResult claim(String key, Duration lease, String claimToken) {
     return claim(ClaimRequest.of(key, lease, claimToken));

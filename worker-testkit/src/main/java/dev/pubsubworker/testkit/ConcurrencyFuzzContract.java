@@ -119,7 +119,7 @@ public abstract class ConcurrencyFuzzContract {
     LongAdder crashes = new LongAdder();
 
     IdempotencyGuard guard =
-        IdempotencyGuard.builder(backend)
+        IdempotencyGuard.newBuilder(backend)
             .lease(lease())
             .ttl(Duration.ofHours(1))
             .claimRetries(0)

@@ -134,7 +134,7 @@ public abstract class LockBackendContract {
 
   /** A guard on the backend under test, with retries off and the heartbeat on. */
   protected final IdempotencyGuard guard() {
-    return IdempotencyGuard.builder(backend()).lease(LEASE).ttl(TTL).claimRetries(0).build();
+    return IdempotencyGuard.newBuilder(backend()).lease(LEASE).ttl(TTL).claimRetries(0).build();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -599,7 +599,7 @@ public abstract class LockBackendContract {
       String key = newKey("zombie-guard");
       AtomicInteger runs = new AtomicInteger();
       try (IdempotencyGuard guard =
-          IdempotencyGuard.builder(backend())
+          IdempotencyGuard.newBuilder(backend())
               .lease(LEASE)
               .ttl(TTL)
               .heartbeat(false)
@@ -627,7 +627,7 @@ public abstract class LockBackendContract {
     void scenario_work_outran_an_unreclaimed_lease_still_commits() {
       String key = newKey("outran");
       try (IdempotencyGuard guard =
-          IdempotencyGuard.builder(backend())
+          IdempotencyGuard.newBuilder(backend())
               .lease(LEASE)
               .ttl(TTL)
               .heartbeat(false)

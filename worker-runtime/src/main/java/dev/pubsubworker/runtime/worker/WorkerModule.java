@@ -49,7 +49,7 @@ final class WorkerModule extends AbstractModule {
   IdempotencyGuard guard(LockBackend backend) {
     // The guard's store calls are tracked, so that liveness sees threads stuck in the store.
     IdempotencyGuard.Builder b =
-        IdempotencyGuard.builder(lockStoreCalls.track(backend)).keyLogFormat(keyLogFormat);
+        IdempotencyGuard.newBuilder(lockStoreCalls.track(backend)).keyLogFormat(keyLogFormat);
     guardListeners.forEach(b::listener);
     return b.build();
   }

@@ -107,7 +107,7 @@ class GuardedDispatcherLogTest {
             (m, c) -> {
               throw new IllegalStateException("poison");
             },
-            IdempotencyGuard.builder(new UnreachableStore()).build(),
+            IdempotencyGuard.newBuilder(new UnreachableStore()).build(),
             new DispatchListener() {},
             new InFlight(),
             k -> k,
@@ -130,7 +130,7 @@ class GuardedDispatcherLogTest {
     return new GuardedDispatcher(
         subscription(settings),
         handler,
-        IdempotencyGuard.builder(store).claimRetries(0).build(),
+        IdempotencyGuard.newBuilder(store).claimRetries(0).build(),
         new DispatchListener() {},
         new InFlight(),
         k -> k,

@@ -46,7 +46,7 @@ class GuardAbandonTest {
     backend = new ScriptedBackend(time.clock());
     listener = new RecordingListener();
     guard =
-        IdempotencyGuard.builder(backend)
+        IdempotencyGuard.newBuilder(backend)
             .lease(LEASE)
             .ttl(Duration.ofHours(1))
             .clock(time.clock())

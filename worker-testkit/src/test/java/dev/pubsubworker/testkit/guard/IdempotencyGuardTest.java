@@ -56,7 +56,7 @@ class IdempotencyGuardTest {
     time = new ManualTime();
     backend = new ScriptedBackend(time.clock());
     listener = new RecordingListener();
-    guard = newGuard(backend, IdempotencyGuard.builder(backend));
+    guard = newGuard(backend, IdempotencyGuard.newBuilder(backend));
     pool = Executors.newCachedThreadPool();
   }
 
@@ -407,7 +407,7 @@ class IdempotencyGuardTest {
     void guard_wide_on_duplicate_hook_is_called() {
       List<String> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
       try (IdempotencyGuard g =
-          newGuard(backend, IdempotencyGuard.builder(backend).onDuplicate(seen::add))) {
+          newGuard(backend, IdempotencyGuard.newBuilder(backend).onDuplicate(seen::add))) {
         g.lock("k", ctx -> null);
         g.lock("k", ctx -> null);
         g.lock("k", ctx -> null);
@@ -419,7 +419,7 @@ class IdempotencyGuardTest {
     @DisplayName("a listener that throws is logged and ignored")
     void throwing_listener_is_ignored() {
       try (IdempotencyGuard g =
-          IdempotencyGuard.builder(backend)
+          IdempotencyGuard.newBuilder(backend)
               .clock(time.clock())
               .heartbeatScheduler(time.scheduler())
               .listener(
@@ -539,13 +539,13 @@ class IdempotencyGuardTest {
     @Test
     @DisplayName("builder and options reject bad values with what was wrong")
     void bad_settings_are_rejected() {
-      assertThatThrownBy(() -> IdempotencyGuard.builder(backend).lease(Duration.ZERO))
+      assertThatThrownBy(() -> IdempotencyGuard.newBuilder(backend).lease(Duration.ZERO))
           .hasMessage("lease must be >= 1ms, but was PT0S");
-      assertThatThrownBy(() -> IdempotencyGuard.builder(backend).claimRetries(-1))
+      assertThatThrownBy(() -> IdempotencyGuard.newBuilder(backend).claimRetries(-1))
           .hasMessage("claimRetries must be 0..10, but was -1");
       assertThatThrownBy(() -> CallOptions.defaults().ttl(Duration.ofSeconds(-5)))
           .hasMessage("ttl must be >= 1ms, but was PT-5S");
-      assertThatThrownBy(() -> IdempotencyGuard.builder(backend).transactional(true))
+      assertThatThrownBy(() -> IdempotencyGuard.newBuilder(backend).transactional(true))
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("needs a TransactionalLockBackend");
       assertThatThrownBy(
@@ -636,7 +636,7 @@ class IdempotencyGuardTest {
     @DisplayName("the work runs inside the backend's transaction and sees its resource")
     void work_runs_in_the_transaction_and_sees_its_resource() {
       TxBackend tx = new TxBackend(time.clock());
-      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.builder(tx).transactional(true))) {
+      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.newBuilder(tx).transactional(true))) {
         LockResult<String> r =
             g.lock(
                 "k",
@@ -658,7 +658,7 @@ class IdempotencyGuardTest {
     @DisplayName("fenced out at commit: everything rolled back, reported FENCED_OUT_ROLLED_BACK")
     void fenced_out_at_commit_is_rolled_back() {
       TxBackend tx = new TxBackend(time.clock());
-      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.builder(tx).heartbeat(false))) {
+      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.newBuilder(tx).heartbeat(false))) {
         LockResult<String> r =
             g.lock(
                 "k",
@@ -677,7 +677,7 @@ class IdempotencyGuardTest {
     @DisplayName("work throwing in the transaction is rethrown and the claim released")
     void work_throwing_in_the_transaction_is_released() {
       TxBackend tx = new TxBackend(time.clock());
-      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.builder(tx).transactional(true))) {
+      try (IdempotencyGuard g = newGuard(tx, IdempotencyGuard.newBuilder(tx).transactional(true))) {
         assertThatThrownBy(
                 () ->
                     g.lock(

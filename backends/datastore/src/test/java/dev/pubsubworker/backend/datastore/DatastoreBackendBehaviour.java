@@ -186,7 +186,7 @@ abstract class DatastoreBackendBehaviour {
           .cause()
           .isNotNull();
       AtomicInteger runs = new AtomicInteger();
-      try (IdempotencyGuard guard = IdempotencyGuard.builder(b).claimRetries(0).build()) {
+      try (IdempotencyGuard guard = IdempotencyGuard.newBuilder(b).claimRetries(0).build()) {
         assertThatThrownBy(() -> guard.lock(key, ctx -> runs.incrementAndGet()))
             .isInstanceOf(LockBackendException.class);
       }
@@ -205,7 +205,7 @@ abstract class DatastoreBackendBehaviour {
       String key = newKey("outage-work");
       LockResult<String> result;
       try (IdempotencyGuard guard =
-          IdempotencyGuard.builder(b).heartbeat(false).claimRetries(0).build()) {
+          IdempotencyGuard.newBuilder(b).heartbeat(false).claimRetries(0).build()) {
         result =
             guard.lock(
                 key,

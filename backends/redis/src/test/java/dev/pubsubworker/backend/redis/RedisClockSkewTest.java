@@ -101,9 +101,12 @@ class RedisClockSkewTest {
     CountDownLatch finish = new CountDownLatch(1);
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try (IdempotencyGuard guardA =
-            IdempotencyGuard.builder(fixture.backend()).clock(slow).lease(LEASE).build();
+            IdempotencyGuard.newBuilder(fixture.backend()).clock(slow).lease(LEASE).build();
         IdempotencyGuard guardB =
-            IdempotencyGuard.builder(fixture.secondInstance()).clock(fast).lease(LEASE).build()) {
+            IdempotencyGuard.newBuilder(fixture.secondInstance())
+                .clock(fast)
+                .lease(LEASE)
+                .build()) {
       Future<LockResult<Instant>> holder =
           pool.submit(
               () ->

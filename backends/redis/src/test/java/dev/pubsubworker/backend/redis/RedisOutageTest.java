@@ -77,7 +77,7 @@ class RedisOutageTest {
     AtomicInteger runs = new AtomicInteger();
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
         IdempotencyGuard guard =
-            IdempotencyGuard.builder(backend).claimRetryBackoff(Duration.ofMillis(10)).build()) {
+            IdempotencyGuard.newBuilder(backend).claimRetryBackoff(Duration.ofMillis(10)).build()) {
       assertThatThrownBy(() -> guard.lock(SECRET_KEY, ctx -> runs.incrementAndGet()))
           .isInstanceOf(LockBackendException.class)
           .hasMessageStartingWith("claim failed on redis prefix");
@@ -160,7 +160,7 @@ class RedisOutageTest {
     String key = "order-" + UUID.randomUUID();
     AtomicInteger runs = new AtomicInteger();
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
-        IdempotencyGuard guard = IdempotencyGuard.builder(backend).claimRetries(0).build();
+        IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).claimRetries(0).build();
         TestRedis.Side side = TestRedis.side()) {
       backend.checkConnection();
       CompletableFuture<LockResult<Integer>> inFlight =

@@ -86,7 +86,7 @@ class RedisRoundTripTest {
 
   @Test
   void a_guarded_lock_cycle_is_two_round_trips_and_a_duplicate_is_one() {
-    try (IdempotencyGuard guard = IdempotencyGuard.builder(backend).lease(LEASE).build()) {
+    try (IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).lease(LEASE).build()) {
       sent.clear();
       long evalshaBefore = side.commandCalls("evalsha");
       for (int i = 0; i < CYCLES; i++) {

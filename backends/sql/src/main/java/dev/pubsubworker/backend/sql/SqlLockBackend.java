@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *     SqlLockBackend.create(hikariDataSource, SqlLockBackendSettings.newBuilder()
  *         .tableName("pubsub_worker_locks")
  *         .build());
- * IdempotencyGuard guard = IdempotencyGuard.builder(backend).build();
+ * IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).build();
  * }</pre>
  *
  * <h2>Semantics</h2>

@@ -322,7 +322,7 @@ abstract class SqlBackendBehaviour {
   // ---------------------------------------------------------------------------------------------
 
   IdempotencyGuard guard(LockBackend b, boolean heartbeat) {
-    return IdempotencyGuard.builder(b)
+    return IdempotencyGuard.newBuilder(b)
         .lease(LEASE)
         .ttl(TTL)
         .heartbeat(heartbeat)
@@ -508,7 +508,7 @@ abstract class SqlBackendBehaviour {
       counting.beforeNextExecute(this::killSession);
       AtomicInteger runs = new AtomicInteger();
       try (IdempotencyGuard guard =
-          IdempotencyGuard.builder(b).lease(LEASE).ttl(TTL).claimRetries(0).build()) {
+          IdempotencyGuard.newBuilder(b).lease(LEASE).ttl(TTL).claimRetries(0).build()) {
         assertThatThrownBy(() -> guard.lock(key, ctx -> runs.incrementAndGet()))
             .isInstanceOf(LockBackendException.class)
             .hasMessageContaining("claim failed on SQL table '" + fixture.table() + "'")
@@ -559,7 +559,7 @@ abstract class SqlBackendBehaviour {
                   .build());
       String key = newKey("down");
       AtomicInteger runs = new AtomicInteger();
-      try (IdempotencyGuard guard = IdempotencyGuard.builder(b).claimRetries(0).build()) {
+      try (IdempotencyGuard guard = IdempotencyGuard.newBuilder(b).claimRetries(0).build()) {
         assertThatThrownBy(() -> guard.lock(key, ctx -> runs.incrementAndGet()))
             .isInstanceOf(LockBackendException.class)
             .hasMessageContaining("claim failed on SQL table '" + fixture.table() + "'")
