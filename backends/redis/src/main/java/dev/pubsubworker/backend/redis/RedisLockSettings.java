@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.redis;
 
+import dev.pubsubworker.core.DurationChecks;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
@@ -403,13 +404,13 @@ public final class RedisLockSettings {
     }
 
     /**
-     * <b>Tests only.</b> Milliseconds added to Redis's {@code TIME} inside every script, read at
-     * each call, so a test can move the backend's clock forward without sleeping. Default: zero.
-     * Production code never sets it: every instance sharing a store must see the same clock.
+     * Tests in this package only: milliseconds added to Redis's {@code TIME} inside every script,
+     * read at each call, so a test can move the backend's clock forward without sleeping. Default:
+     * zero. Not public: every instance sharing a store must see the same clock.
      *
      * @param value read on every verb; must not decrease
      */
-    public Builder clockOffset(LongSupplier value) {
+    Builder clockOffset(LongSupplier value) {
       this.clockOffset = Objects.requireNonNull(value, "clockOffset");
       return this;
     }
@@ -441,16 +442,9 @@ public final class RedisLockSettings {
         throw new IllegalArgumentException(
             name + " must be 1 to " + maxLength + " characters, but was " + value.length());
       }
+      requireNoSpaceOrControl(value, name);
       for (int i = 0; i < value.length(); i++) {
         char c = value.charAt(i);
-        if (c < 0x21 || c > 0x7e) {
-          throw new IllegalArgumentException(
-              name
-                  + " must be printable ASCII without spaces, but has U+"
-                  + String.format("%04X", (int) c)
-                  + " at index "
-                  + i);
-        }
         if (c == '{' || c == '}') {
           throw new IllegalArgumentException(
               name
@@ -479,12 +473,8 @@ public final class RedisLockSettings {
     }
 
     private static Duration requireTimeout(Duration value, String name) {
-      Objects.requireNonNull(value, name);
-      if (value.toMillis() < 1 || value.compareTo(MAX_TIMEOUT) > 0) {
-        throw new IllegalArgumentException(
-            name + " must be between 1ms and " + MAX_TIMEOUT + ", but was " + value);
-      }
-      return value;
+      DurationChecks.requireAtLeastOneMilli(name, value);
+      return DurationChecks.requireBetween(name, value, Duration.ofMillis(1), MAX_TIMEOUT);
     }
   }
 }
