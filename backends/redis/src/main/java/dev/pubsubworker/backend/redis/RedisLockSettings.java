@@ -1,12 +1,10 @@
 package dev.pubsubworker.backend.redis;
 
+import dev.pubsubworker.core.DurationChecks;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SslOptions;
 import io.lettuce.core.resource.ClientResources;
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.LongSupplier;
@@ -129,7 +127,7 @@ public final class RedisLockSettings {
 
   /** The Redis endpoint without credentials, e.g. {@code redis://10.0.0.5:6379/0}, for logs. */
   public String endpoint() {
-    return cluster ? "cluster seed " + describe(redisUri) : describe(redisUri);
+    return cluster ? "cluster seed " + RedisUris.describe(redisUri) : RedisUris.describe(redisUri);
   }
 
   /** The driver's URI, credentials included: for the backend only. */
@@ -173,22 +171,6 @@ public final class RedisLockSettings {
         + ", cluster="
         + cluster
         + "}";
-  }
-
-  private static String describe(RedisURI uri) {
-    String scheme =
-        uri.getSocket() != null
-            ? "redis-socket"
-            : uri.getSentinelMasterId() != null
-                ? "redis-sentinel"
-                : uri.isSsl() ? "rediss" : "redis";
-    String where =
-        uri.getSocket() != null
-            ? uri.getSocket()
-            : uri.getSentinelMasterId() != null
-                ? uri.getSentinels().size() + " sentinel(s), master " + uri.getSentinelMasterId()
-                : uri.getHost() + ":" + uri.getPort();
-    return scheme + "://" + where + "/" + uri.getDatabase();
   }
 
   /**
@@ -244,55 +226,7 @@ public final class RedisLockSettings {
      *     message never repeats the URI, since it can carry a password
      */
     public Builder uri(String value) {
-      Objects.requireNonNull(value, "uri");
-      String trimmed = value.trim();
-      if (trimmed.isEmpty()) {
-        throw new IllegalArgumentException("uri is empty; expected e.g. redis://host:6379");
-      }
-      URI parsed;
-      try {
-        parsed = new URI(trimmed);
-      } catch (URISyntaxException e) {
-        throw new IllegalArgumentException(
-            "uri is not a valid URI ("
-                + e.getReason()
-                + " at index "
-                + e.getIndex()
-                + "); percent-encode reserved characters in the user and password");
-      }
-      String scheme = parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
-      switch (scheme) {
-        case "redis", "rediss", "redis-sentinel", "rediss-sentinel", "redis-socket" -> {}
-        default ->
-            throw new IllegalArgumentException(
-                "uri must use redis://, rediss://, redis-sentinel:// or redis-socket://, but its"
-                    + " scheme was '"
-                    + scheme
-                    + "'");
-      }
-      if ((scheme.equals("redis") || scheme.equals("rediss")) && parsed.getHost() == null) {
-        throw new IllegalArgumentException(
-            "uri has no valid host[:port] (a port must be a number); expected e.g."
-                + " redis://host:6379");
-      }
-      RedisURI redis;
-      try {
-        redis = RedisURI.create(parsed);
-      } catch (RuntimeException e) {
-        // The driver's message may quote the URI (and so the password): say only what kind.
-        throw new IllegalArgumentException(
-            "uri is not a usable Redis URI (" + e.getClass().getSimpleName() + ")");
-      }
-      if (redis.getSocket() == null
-          && redis.getSentinelMasterId() == null
-          && (redis.getHost() == null || redis.getHost().isEmpty())) {
-        throw new IllegalArgumentException("uri has no host; expected e.g. redis://host:6379");
-      }
-      if (redis.getDatabase() < 0) {
-        throw new IllegalArgumentException(
-            "uri database must be >= 0, but was " + redis.getDatabase());
-      }
-      this.redisUri = redis;
+      this.redisUri = RedisUris.parse(value);
       return this;
     }
 
@@ -403,13 +337,13 @@ public final class RedisLockSettings {
     }
 
     /**
-     * <b>Tests only.</b> Milliseconds added to Redis's {@code TIME} inside every script, read at
-     * each call, so a test can move the backend's clock forward without sleeping. Default: zero.
-     * Production code never sets it: every instance sharing a store must see the same clock.
+     * Tests in this package only: milliseconds added to Redis's {@code TIME} inside every script,
+     * read at each call, so a test can move the backend's clock forward without sleeping. Default:
+     * zero. Not public: every instance sharing a store must see the same clock.
      *
      * @param value read on every verb; must not decrease
      */
-    public Builder clockOffset(LongSupplier value) {
+    Builder clockOffset(LongSupplier value) {
       this.clockOffset = Objects.requireNonNull(value, "clockOffset");
       return this;
     }
@@ -441,16 +375,9 @@ public final class RedisLockSettings {
         throw new IllegalArgumentException(
             name + " must be 1 to " + maxLength + " characters, but was " + value.length());
       }
+      requireNoSpaceOrControl(value, name);
       for (int i = 0; i < value.length(); i++) {
         char c = value.charAt(i);
-        if (c < 0x21 || c > 0x7e) {
-          throw new IllegalArgumentException(
-              name
-                  + " must be printable ASCII without spaces, but has U+"
-                  + String.format("%04X", (int) c)
-                  + " at index "
-                  + i);
-        }
         if (c == '{' || c == '}') {
           throw new IllegalArgumentException(
               name
@@ -479,12 +406,8 @@ public final class RedisLockSettings {
     }
 
     private static Duration requireTimeout(Duration value, String name) {
-      Objects.requireNonNull(value, name);
-      if (value.toMillis() < 1 || value.compareTo(MAX_TIMEOUT) > 0) {
-        throw new IllegalArgumentException(
-            name + " must be between 1ms and " + MAX_TIMEOUT + ", but was " + value);
-      }
-      return value;
+      DurationChecks.requireAtLeastOneMilli(name, value);
+      return DurationChecks.requireBetween(name, value, Duration.ofMillis(1), MAX_TIMEOUT);
     }
   }
 }
