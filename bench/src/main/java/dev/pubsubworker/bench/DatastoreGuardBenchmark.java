@@ -45,11 +45,11 @@ public class DatastoreGuardBenchmark {
     String host = System.getenv().getOrDefault("DATASTORE_EMULATOR_HOST", "127.0.0.1:8081");
     String project = System.getenv().getOrDefault("DATASTORE_PROJECT_ID", "bench-project");
     backend =
-        new DatastoreLockBackend(
+        DatastoreLockBackend.create(
             DatastoreLockSettings.newBuilder()
-                .setEmulatorHost(host)
-                .setProjectId(project)
-                .setNamespace("bench-" + UUID.randomUUID().toString().substring(0, 8))
+                .emulatorHost(host)
+                .projectId(project)
+                .namespace("bench-" + UUID.randomUUID().toString().substring(0, 8))
                 .build());
     guard = IdempotencyGuard.newBuilder(backend).heartbeat(true).build();
     guard.lock("done", ctx -> null);

@@ -34,6 +34,6 @@ public final class DatastoreStoreModule extends AbstractModule {
   @Provides
   @Singleton
   DatastoreLockBackend backend(OpenResources resources) {
-    return resources.register(new DatastoreLockBackend(settings));
+    return resources.register(DatastoreLockBackend.create(settings));
   }
 }

@@ -74,14 +74,14 @@ public final class LockStoreModules {
       DatastoreStoreConfig c, String projectId, List<ConfigProblem> problems) {
     DatastoreLockSettings.Builder b = DatastoreLockSettings.newBuilder();
     String project = c.projectId().isEmpty() ? projectId : c.projectId();
-    set(problems, "datastore.project-id", () -> b.setProjectId(project));
+    set(problems, "datastore.project-id", () -> b.projectId(project));
     if (!c.databaseId().isEmpty()) {
-      set(problems, "datastore.database-id", () -> b.setDatabaseId(c.databaseId()));
+      set(problems, "datastore.database-id", () -> b.databaseId(c.databaseId()));
     }
-    set(problems, "datastore.namespace", () -> b.setNamespace(c.namespace()));
-    set(problems, "datastore.kind", () -> b.setKind(c.kind()));
+    set(problems, "datastore.namespace", () -> b.namespace(c.namespace()));
+    set(problems, "datastore.kind", () -> b.kind(c.kind()));
     if (!c.emulatorHost().isEmpty()) {
-      set(problems, "datastore.emulator-host", () -> b.setEmulatorHost(c.emulatorHost()));
+      set(problems, "datastore.emulator-host", () -> b.emulatorHost(c.emulatorHost()));
     }
     return build(problems, "datastore", b::build);
   }

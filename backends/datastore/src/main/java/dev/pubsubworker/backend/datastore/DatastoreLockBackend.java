@@ -1,19 +1,13 @@
 package dev.pubsubworker.backend.datastore;
 
-import com.google.cloud.NoCredentials;
-import com.google.cloud.ServiceOptions;
 import com.google.cloud.datastore.Datastore;
-import com.google.cloud.datastore.DatastoreOptions;
 import com.google.cloud.datastore.Entity;
 import com.google.cloud.datastore.Key;
 import com.google.cloud.datastore.KeyFactory;
 import com.google.cloud.datastore.Query;
 import com.google.cloud.datastore.QueryResults;
 import com.google.cloud.datastore.StructuredQuery.PropertyFilter;
-import com.google.cloud.datastore.Transaction;
-import com.google.cloud.http.HttpTransportOptions;
-import com.google.datastore.v1.TransactionOptions;
-import com.google.protobuf.ByteString;
+import dev.pubsubworker.backend.datastore.DatastoreTransactions.Decision;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -22,22 +16,14 @@ import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * A {@link LockBackend} and {@link LockAdmin} on Firestore in Datastore mode (and legacy Cloud
@@ -90,25 +76,17 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
    */
   public static final int MAX_KEY_BYTES = 1499;
 
-  /** How many in-process locks single-key transactions are spread over. */
-  static final int KEY_STRIPES = 1024;
-
   /**
    * How many expired records one purge transaction re-checks and deletes at most: legacy Datastore
    * (and its emulator) allow 25 entity groups per transaction.
    */
   static final int PURGE_BATCH_SIZE = 25;
 
-  private static final Logger log = LoggerFactory.getLogger(DatastoreLockBackend.class);
-
   private final DatastoreLockSettings settings;
-  private final Datastore datastore;
   private final KeyFactory keyFactory;
-  private final Clock clock;
   private final String where;
-  private final RpcCounters rpcs = new RpcCounters();
+  private final DatastoreTransactions transactions;
   private final AtomicBoolean closed = new AtomicBoolean();
-  private final ReentrantLock[] stripes = new ReentrantLock[KEY_STRIPES];
 
   /**
    * Opens a backend with its own Datastore client. No RPC is made here: an unreachable service
@@ -117,13 +95,13 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
    * @throws NullPointerException if settings is null
    * @throws IllegalStateException if no project id was set and none can be found in the environment
    */
-  public DatastoreLockBackend(DatastoreLockSettings settings) {
-    this.settings = Objects.requireNonNull(settings, "settings");
-    this.clock = settings.clock();
-    for (int i = 0; i < KEY_STRIPES; i++) {
-      stripes[i] = new ReentrantLock();
-    }
-    this.datastore = openClient(settings);
+  public static DatastoreLockBackend create(DatastoreLockSettings settings) {
+    return new DatastoreLockBackend(Objects.requireNonNull(settings, "settings"));
+  }
+
+  private DatastoreLockBackend(DatastoreLockSettings settings) {
+    this.settings = settings;
+    Datastore datastore = DatastoreTransactions.openClient(settings);
     this.keyFactory =
         datastore.newKeyFactory().setKind(settings.kind()).setNamespace(settings.namespace());
     this.where =
@@ -134,47 +112,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
             + "', database '"
             + (settings.databaseId().isEmpty() ? "(default)" : settings.databaseId())
             + "')";
-  }
-
-  private static Datastore openClient(DatastoreLockSettings s) {
-    int timeoutMillis = (int) Math.min(Integer.MAX_VALUE, s.rpcTimeout().toMillis());
-    // The client's default HTTP transport: its gRPC transport is experimental in this version and
-    // ignores an emulator host (googleapis/java-datastore#2022). One attempt per RPC, bounded by
-    // the
-    // connect and read timeouts: retries happen once, in this class, around whole transactions.
-    DatastoreOptions.Builder b =
-        DatastoreOptions.newBuilder()
-            .setTransportOptions(
-                HttpTransportOptions.newBuilder()
-                    .setConnectTimeout(timeoutMillis)
-                    .setReadTimeout(timeoutMillis)
-                    .build())
-            .setRetrySettings(ServiceOptions.getNoRetrySettings())
-            .setDatabaseId(s.databaseId())
-            .setNamespace(s.namespace());
-    if (s.projectId() != null) {
-      b.setProjectId(s.projectId());
-    }
-    if (s.emulatorHost().isPresent()) {
-      b.setHost("http://" + s.emulatorHost().get()).setCredentials(NoCredentials.getInstance());
-    } else {
-      s.credentials().ifPresent(b::setCredentials);
-    }
-    DatastoreOptions options;
-    try {
-      options = b.build();
-    } catch (IllegalArgumentException e) {
-      throw new IllegalStateException(
-          "cannot configure the Datastore client (set a project id, or GOOGLE_CLOUD_PROJECT): "
-              + e.getMessage(),
-          e);
-    }
-    if (options.getProjectId() == null || options.getProjectId().isBlank()) {
-      throw new IllegalStateException(
-          "no Google Cloud project id: set DatastoreLockSettings.Builder.setProjectId or"
-              + " GOOGLE_CLOUD_PROJECT");
-    }
-    return options.getService();
+    this.transactions = new DatastoreTransactions(datastore, settings, where);
   }
 
   /** The settings this backend was opened with. */
@@ -206,12 +144,12 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     validateKey(request.key());
     Key key = keyOf(request.key());
     try {
-      return transact(
+      return transactions.transact(
           "claim",
           List.of(key),
           (found, now) -> decideClaim(request, key, found, now),
           () -> answerFromRead(request, key));
-    } catch (RetriesExhausted exhausted) {
+    } catch (DatastoreTransactions.RetriesExhausted exhausted) {
       Optional<ClaimResult> answer;
       try {
         answer = answerFromRead(request, key);
@@ -260,8 +198,8 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
    * when the claim must be decided in a transaction (absent, reclaimable).
    */
   private Optional<ClaimResult> answerFromRead(ClaimRequest r, Key key) {
-    Entity entity = lookup(key);
-    Instant now = now();
+    Entity entity = transactions.lookup(key);
+    Instant now = transactions.now();
     if (entity == null) {
       return Optional.empty();
     }
@@ -293,7 +231,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     validateKey(claim.key());
     Objects.requireNonNull(ttl, "ttl");
     Key key = keyOf(claim.key());
-    return transactOrFail(
+    return transactions.transactOrFail(
         "complete",
         key,
         (current, now) -> {
@@ -327,7 +265,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   public void release(Claim claim) {
     validateKey(claim.key());
     Key key = keyOf(claim.key());
-    transactOrFail(
+    transactions.transactOrFail(
         "release",
         key,
         (current, now) -> {
@@ -359,7 +297,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     validateKey(claim.key());
     Objects.requireNonNull(lease, "lease");
     Key key = keyOf(claim.key());
-    return transactOrFail(
+    return transactions.transactOrFail(
         "extend",
         key,
         (current, now) -> {
@@ -399,11 +337,11 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     validateKey(key);
     Entity entity;
     try {
-      entity = lookup(keyOf(key));
+      entity = transactions.lookup(keyOf(key));
     } catch (RuntimeException e) {
       throw new LockBackendException("inspect failed on " + where, e);
     }
-    Instant now = now();
+    Instant now = transactions.now();
     if (entity == null) {
       return Optional.empty();
     }
@@ -431,7 +369,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   public boolean forget(String key) {
     validateKey(key);
     Key k = keyOf(key);
-    return transactOrFail(
+    return transactions.transactOrFail(
         "forget",
         k,
         (current, now) -> current == null ? Decision.readOnly(false) : Decision.delete(true, k));
@@ -459,7 +397,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     }
     List<Key> candidates;
     try {
-      candidates = expiredCandidates(limit, now());
+      candidates = expiredCandidates(limit, transactions.now());
     } catch (RuntimeException e) {
       throw new LockBackendException("purgeExpired failed on " + where, e);
     }
@@ -482,8 +420,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
               .setFilter(PropertyFilter.le(StoredRecord.EXPIRES_AT, StoredRecord.toTimestamp(now)))
               .setLimit(limit)
               .build();
-      rpcs.query.increment();
-      QueryResults<Key> results = datastore.run(query);
+      QueryResults<Key> results = transactions.run(query);
       results.forEachRemaining(keys::add);
       return keys;
     }
@@ -492,8 +429,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
             .setNamespace(settings.namespace())
             .setKind(settings.kind())
             .build();
-    rpcs.query.increment();
-    QueryResults<Entity> results = datastore.run(scan);
+    QueryResults<Entity> results = transactions.run(scan);
     while (keys.size() < limit && results.hasNext()) {
       Entity e = results.next();
       if (!now.isBefore(StoredRecord.fromEntity(e).expiresAt())) {
@@ -505,7 +441,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
 
   /** Deletes those of {@code batch} still expired when re-read in one transaction. */
   int purgeBatch(List<Key> batch) {
-    return transactOrFail(
+    return transactions.transactOrFail(
         "purgeExpired",
         batch,
         (found, now) -> {
@@ -517,7 +453,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
           }
           return expired.isEmpty()
               ? Decision.readOnly(0)
-              : new Decision<>(expired.size(), List.of(), expired);
+              : Decision.deleteAll(expired.size(), expired);
         });
   }
 
@@ -538,231 +474,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
 
   /** The RPCs issued so far, by method. */
   RpcCounters.Snapshot rpcCounts() {
-    return rpcs.snapshot();
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // Transactions.
-  // ---------------------------------------------------------------------------------------------
-
-  /** What a transaction decided: its answer and the mutations to commit (none: roll back). */
-  private record Decision<T>(T value, List<Entity> puts, List<Key> deletes) {
-    static <T> Decision<T> readOnly(T value) {
-      return new Decision<>(value, List.of(), List.of());
-    }
-
-    static <T> Decision<T> put(T value, Entity entity) {
-      return new Decision<>(value, List.of(entity), List.of());
-    }
-
-    static <T> Decision<T> delete(T value, Key key) {
-      return new Decision<>(value, List.of(), List.of(key));
-    }
-
-    boolean writes() {
-      return !puts.isEmpty() || !deletes.isEmpty();
-    }
-  }
-
-  /** Decides a transaction's outcome from what its lookup found (by key name), at {@code now}. */
-  @FunctionalInterface
-  private interface Decider<T> {
-    Decision<T> decide(Map<String, Entity> found, Instant now);
-  }
-
-  /** Decides a single-record transaction's outcome from the record (null: absent), at now. */
-  @FunctionalInterface
-  private interface RecordDecider<T> {
-    Decision<T> decide(StoredRecord current, Instant now);
-  }
-
-  /** The retry budget ran out; carries the last failure. */
-  private final class RetriesExhausted extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final String verb;
-    private final Failure failure;
-
-    RetriesExhausted(String verb, Failure failure, RuntimeException last) {
-      super(last);
-      this.verb = verb;
-      this.failure = failure;
-    }
-
-    LockBackendException toBackendException() {
-      String why =
-          failure == Failure.CONTENTION
-              ? "contention (ABORTED) on every one of "
-              : "a transient error on every one of ";
-      return new LockBackendException(
-          verb
-              + " failed on "
-              + where
-              + ": "
-              + why
-              + settings.maxAttempts()
-              + " attempts; the outcome is unknown",
-          getCause());
-    }
-  }
-
-  private <T> T transactOrFail(String verb, Key key, RecordDecider<T> decider) {
-    return transactOrFail(
-        verb,
-        List.of(key),
-        (found, now) -> {
-          Entity e = found.get(key.getName());
-          return decider.decide(e == null ? null : StoredRecord.fromEntity(e), now);
-        });
-  }
-
-  private <T> T transactOrFail(String verb, List<Key> keys, Decider<T> decider) {
-    try {
-      return transact(verb, keys, decider, Optional::empty);
-    } catch (RetriesExhausted exhausted) {
-      throw exhausted.toBackendException();
-    }
-  }
-
-  /**
-   * Runs one read-write transaction over {@code keys}, retrying contention and transient failures
-   * within the budget. Before each retry, {@code beforeRetry} may answer without a transaction (its
-   * failures count like the transaction's).
-   *
-   * @throws RetriesExhausted if every attempt failed retryably
-   * @throws LockBackendException on a permanent failure
-   */
-  private <T> T transact(
-      String verb, List<Key> keys, Decider<T> decider, Supplier<Optional<T>> beforeRetry) {
-    ByteString abortedTransaction = null;
-    for (int attempt = 1; ; attempt++) {
-      Transaction txn = null;
-      boolean committing = false;
-      try {
-        if (attempt > 1) {
-          Optional<T> answer = beforeRetry.get();
-          if (answer.isPresent()) {
-            return answer.get();
-          }
-        }
-        ReentrantLock local = keys.size() == 1 ? stripeOf(keys.get(0)) : null;
-        if (local != null) {
-          local.lockInterruptibly();
-        }
-        try {
-          txn = begin(abortedTransaction);
-          Map<String, Entity> found = lookup(txn, keys);
-          Decision<T> decision = decider.decide(found, now());
-          if (decision.writes()) {
-            decision.puts().forEach(txn::put);
-            decision.deletes().forEach(txn::delete);
-            committing = true;
-            rpcs.commit.increment();
-            txn.commit();
-          } else {
-            rollback(txn);
-          }
-          return decision.value();
-        } finally {
-          if (local != null) {
-            local.unlock();
-          }
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new LockBackendException(verb + " on " + where + " was interrupted", e);
-      } catch (RuntimeException e) {
-        Failure failure = Failure.classify(e);
-        if (!(committing && failure == Failure.CONTENTION)) {
-          // An aborted commit ended the transaction; anything else may have left it open, holding
-          // locks (Firestore) until it expires: give them back now.
-          rollbackQuietly(txn);
-        }
-        if (failure == Failure.PERMANENT) {
-          throw new LockBackendException(verb + " failed on " + where, e);
-        }
-        if (attempt >= settings.maxAttempts()) {
-          log.debug("{} on {} gave up after {} attempts ({})", verb, where, attempt, failure);
-          throw new RetriesExhausted(verb, failure, e);
-        }
-        log.debug("{} on {}: attempt {} failed ({}), retrying", verb, where, attempt, failure);
-        // Firestore keeps a retried transaction's lock priority when told the aborted one's id.
-        abortedTransaction =
-            failure == Failure.CONTENTION && txn != null ? txn.getTransactionId() : null;
-        backoff(verb, attempt, e);
-      }
-    }
-  }
-
-  /**
-   * The in-process lock for a key's transactions. Threads of one process that would contend for the
-   * same entity take turns here instead of in the store, where contention costs aborted
-   * transactions (and, on the Firestore emulator, lock timeouts); processes still contend in the
-   * store, which is what decides.
-   */
-  private ReentrantLock stripeOf(Key key) {
-    return stripes[Math.floorMod(key.getName().hashCode(), KEY_STRIPES)];
-  }
-
-  private Transaction begin(ByteString abortedTransaction) {
-    rpcs.begin.increment();
-    if (abortedTransaction == null) {
-      return datastore.newTransaction();
-    }
-    return datastore.newTransaction(
-        TransactionOptions.newBuilder()
-            .setReadWrite(
-                TransactionOptions.ReadWrite.newBuilder()
-                    .setPreviousTransaction(abortedTransaction))
-            .build());
-  }
-
-  private Map<String, Entity> lookup(Transaction txn, List<Key> keys) {
-    rpcs.lookup.increment();
-    Iterator<Entity> it = txn.get(keys.toArray(new Key[0]));
-    Map<String, Entity> found = new HashMap<>();
-    it.forEachRemaining(e -> found.put(e.getKey().getName(), e));
-    return found;
-  }
-
-  private Entity lookup(Key key) {
-    rpcs.lookup.increment();
-    return datastore.get(key);
-  }
-
-  private void rollback(Transaction txn) {
-    rpcs.rollback.increment();
-    txn.rollback();
-  }
-
-  private void rollbackQuietly(Transaction txn) {
-    if (txn == null || !txn.isActive()) {
-      return;
-    }
-    try {
-      rollback(txn);
-    } catch (RuntimeException ignored) {
-      // Best effort: the transaction expires on its own; the original failure is what matters.
-      log.trace("rollback after a failed attempt failed too on {}", where, ignored);
-    }
-  }
-
-  private void backoff(String verb, int attempt, RuntimeException last) {
-    long cap = settings.maxBackoff().toMillis();
-    long base = settings.initialBackoff().toMillis();
-    long exp = attempt >= 31 ? cap : Math.min(cap, base << (attempt - 1));
-    long delay = exp <= 1 ? exp : ThreadLocalRandom.current().nextLong(exp / 2, exp + 1);
-    if (delay == 0) {
-      return;
-    }
-    try {
-      Thread.sleep(delay);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      LockBackendException interrupted =
-          new LockBackendException(verb + " on " + where + " was interrupted while retrying", e);
-      interrupted.addSuppressed(last);
-      throw interrupted;
-    }
+    return transactions.rpcCounts();
   }
 
   /** The Datastore key of a lock key. */
@@ -771,9 +483,5 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
       throw new IllegalStateException("the backend on " + where + " is closed");
     }
     return keyFactory.newKey(KeyNames.toName(lockKey));
-  }
-
-  private Instant now() {
-    return Instant.ofEpochMilli(clock.millis());
   }
 }

@@ -1,6 +1,7 @@
 package dev.pubsubworker.backend.datastore;
 
 import com.google.auth.Credentials;
+import dev.pubsubworker.core.DurationChecks;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -43,6 +44,15 @@ public final class DatastoreLockSettings {
 
   /** The default deadline of each RPC. */
   public static final Duration DEFAULT_RPC_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The default of {@link #indexExpiresAt()}: true, {@code expiresAt} is indexed. */
+  public static final boolean DEFAULT_INDEX_EXPIRES_AT = true;
+
+  /**
+   * The longest {@code initialBackoff} or {@code maxBackoff} accepted: one hour. A longer wait
+   * between two attempts of one verb is a mistake (a unit confused), not a setting.
+   */
+  public static final Duration MAX_BACKOFF_LIMIT = Duration.ofHours(1);
 
   /** The environment variable read when no emulator host is set: {@value}. */
   public static final String EMULATOR_HOST_ENV = "DATASTORE_EMULATOR_HOST";
@@ -218,7 +228,7 @@ public final class DatastoreLockSettings {
     private String emulatorHost;
     private Credentials credentials;
     private Clock clock = Clock.systemUTC();
-    private boolean indexExpiresAt = true;
+    private boolean indexExpiresAt = DEFAULT_INDEX_EXPIRES_AT;
     private UnaryOperator<String> environment = System::getenv;
 
     private Builder() {}
@@ -228,7 +238,7 @@ public final class DatastoreLockSettings {
      *
      * @throws IllegalArgumentException if blank
      */
-    public Builder setProjectId(String value) {
+    public Builder projectId(String value) {
       Objects.requireNonNull(value, "projectId");
       if (value.isBlank()) {
         throw new IllegalArgumentException("projectId must not be blank");
@@ -244,7 +254,7 @@ public final class DatastoreLockSettings {
      * @throws IllegalArgumentException unless 4 to 63 lowercase letters, digits or hyphens,
      *     starting with a letter and ending with a letter or digit
      */
-    public Builder setDatabaseId(String value) {
+    public Builder databaseId(String value) {
       Objects.requireNonNull(value, "databaseId");
       if (value.isEmpty() || value.equals("(default)")) {
         this.databaseId = DEFAULT_DATABASE_ID;
@@ -268,7 +278,7 @@ public final class DatastoreLockSettings {
      * @throws IllegalArgumentException unless at most 100 of {@code [0-9A-Za-z._-]} and not of the
      *     reserved form {@code __*__}
      */
-    public Builder setNamespace(String value) {
+    public Builder namespace(String value) {
       Objects.requireNonNull(value, "namespace");
       if (!NAMESPACE.matcher(value).matches() || RESERVED.matcher(value).matches()) {
         throw new IllegalArgumentException(
@@ -288,7 +298,7 @@ public final class DatastoreLockSettings {
      * @throws IllegalArgumentException if empty, longer than 1,500 UTF-8 bytes, or of the reserved
      *     form {@code __*__}
      */
-    public Builder setKind(String value) {
+    public Builder kind(String value) {
       Objects.requireNonNull(value, "kind");
       int bytes = value.getBytes(StandardCharsets.UTF_8).length;
       if (value.isEmpty() || bytes > MAX_KIND_BYTES || RESERVED.matcher(value).matches()) {
@@ -308,7 +318,7 @@ public final class DatastoreLockSettings {
      *
      * @throws IllegalArgumentException if below 1 or above 100
      */
-    public Builder setMaxAttempts(int value) {
+    public Builder maxAttempts(int value) {
       if (value < 1 || value > 100) {
         throw new IllegalArgumentException("maxAttempts must be 1 to 100, but was " + value);
       }
@@ -317,32 +327,26 @@ public final class DatastoreLockSettings {
     }
 
     /**
-     * The wait before the second attempt; it doubles per attempt up to {@link #setMaxBackoff}, and
-     * each wait is drawn uniformly between half and all of it (jitter). Default: {@link
-     * #DEFAULT_INITIAL_BACKOFF}.
+     * The wait before the second attempt; it doubles per attempt up to {@link
+     * #maxBackoff(Duration)}, and each wait is drawn uniformly between half and all of it (jitter).
+     * Default: {@link #DEFAULT_INITIAL_BACKOFF}.
      *
-     * @throws IllegalArgumentException if negative
+     * @throws IllegalArgumentException if negative or longer than {@link #MAX_BACKOFF_LIMIT}
      */
-    public Builder setInitialBackoff(Duration value) {
-      Objects.requireNonNull(value, "initialBackoff");
-      if (value.isNegative()) {
-        throw new IllegalArgumentException("initialBackoff must be >= 0, but was " + value);
-      }
-      this.initialBackoff = value;
+    public Builder initialBackoff(Duration value) {
+      this.initialBackoff =
+          DurationChecks.requireBetween("initialBackoff", value, Duration.ZERO, MAX_BACKOFF_LIMIT);
       return this;
     }
 
     /**
      * The longest wait between two attempts, before jitter. Default: {@link #DEFAULT_MAX_BACKOFF}.
      *
-     * @throws IllegalArgumentException if negative
+     * @throws IllegalArgumentException if negative or longer than {@link #MAX_BACKOFF_LIMIT}
      */
-    public Builder setMaxBackoff(Duration value) {
-      Objects.requireNonNull(value, "maxBackoff");
-      if (value.isNegative()) {
-        throw new IllegalArgumentException("maxBackoff must be >= 0, but was " + value);
-      }
-      this.maxBackoff = value;
+    public Builder maxBackoff(Duration value) {
+      this.maxBackoff =
+          DurationChecks.requireBetween("maxBackoff", value, Duration.ZERO, MAX_BACKOFF_LIMIT);
       return this;
     }
 
@@ -353,12 +357,8 @@ public final class DatastoreLockSettings {
      *
      * @throws IllegalArgumentException if shorter than one millisecond
      */
-    public Builder setRpcTimeout(Duration value) {
-      Objects.requireNonNull(value, "rpcTimeout");
-      if (value.toMillis() < 1) {
-        throw new IllegalArgumentException("rpcTimeout must be >= 1ms, but was " + value);
-      }
-      this.rpcTimeout = value;
+    public Builder rpcTimeout(Duration value) {
+      this.rpcTimeout = DurationChecks.requireAtLeastOneMilli("rpcTimeout", value);
       return this;
     }
 
@@ -368,7 +368,7 @@ public final class DatastoreLockSettings {
      *
      * @throws IllegalArgumentException if not of the form {@code host:port}
      */
-    public Builder setEmulatorHost(String value) {
+    public Builder emulatorHost(String value) {
       Objects.requireNonNull(value, "emulatorHost");
       this.emulatorHost = requireHostPort(value, "emulatorHost");
       return this;
@@ -378,7 +378,7 @@ public final class DatastoreLockSettings {
      * Explicit credentials. Default: Application Default Credentials (on GKE, the workload identity
      * of the pod). Ignored when connecting to an emulator.
      */
-    public Builder setCredentials(Credentials value) {
+    public Builder credentials(Credentials value) {
       this.credentials = Objects.requireNonNull(value, "credentials");
       return this;
     }
@@ -388,18 +388,19 @@ public final class DatastoreLockSettings {
      * sharing the kind should run on a synchronised clock; see the module README for the skew this
      * tolerates.
      */
-    public Builder setClock(Clock value) {
+    public Builder clock(Clock value) {
       this.clock = Objects.requireNonNull(value, "clock");
       return this;
     }
 
     /**
-     * Whether to index {@code expiresAt}, the only indexed property. Default: true, so {@link
-     * DatastoreLockBackend#purgeExpired} is one keys-only query. Above roughly 500 claims per
-     * second, an index on a near-monotonic timestamp can become a write hotspot: turn it off, rely
-     * on a TTL policy, and {@code purgeExpired} scans the kind instead.
+     * Whether to index {@code expiresAt}, the only indexed property. Default: {@value
+     * #DEFAULT_INDEX_EXPIRES_AT}, so {@link DatastoreLockBackend#purgeExpired} is one keys-only
+     * query. Above roughly 500 claims per second, an index on a near-monotonic timestamp can become
+     * a write hotspot: turn it off, rely on a TTL policy, and {@code purgeExpired} scans the kind
+     * instead.
      */
-    public Builder setIndexExpiresAt(boolean value) {
+    public Builder indexExpiresAt(boolean value) {
       this.indexExpiresAt = value;
       return this;
     }

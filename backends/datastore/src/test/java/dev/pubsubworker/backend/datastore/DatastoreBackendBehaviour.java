@@ -114,7 +114,7 @@ abstract class DatastoreBackendBehaviour {
     void sixteen_instances_contend_in_the_store() throws Exception {
       List<DatastoreLockBackend> instances = new ArrayList<>();
       for (int i = 0; i < 16; i++) {
-        instances.add(closeLater(new DatastoreLockBackend(fixture.settings())));
+        instances.add(closeLater(DatastoreLockBackend.create(fixture.settings())));
       }
       String key = newKey("contended-store");
       List<ClaimResult> results = claimAtOnce(key, instances::get);
@@ -163,11 +163,11 @@ abstract class DatastoreBackendBehaviour {
 
     private DatastoreLockBackend throughProxy(TcpProxy proxy) {
       return closeLater(
-          new DatastoreLockBackend(
+          DatastoreLockBackend.create(
               fixture.settings().toBuilder()
-                  .setEmulatorHost(proxy.hostPort())
-                  .setMaxAttempts(3)
-                  .setRpcTimeout(Duration.ofSeconds(5))
+                  .emulatorHost(proxy.hostPort())
+                  .maxAttempts(3)
+                  .rpcTimeout(Duration.ofSeconds(5))
                   .build()));
     }
 
@@ -231,10 +231,10 @@ abstract class DatastoreBackendBehaviour {
       }
       DatastoreLockBackend b =
           closeLater(
-              new DatastoreLockBackend(
+              DatastoreLockBackend.create(
                   fixture.settings().toBuilder()
-                      .setEmulatorHost("127.0.0.1:" + port)
-                      .setMaxAttempts(2)
+                      .emulatorHost("127.0.0.1:" + port)
+                      .maxAttempts(2)
                       .build()));
       String key = newKey("closed-port");
       Claim claim = new Claim(key, 1, java.time.Instant.now(), "t");
@@ -352,7 +352,7 @@ abstract class DatastoreBackendBehaviour {
     @Test
     @DisplayName("with expiresAt unindexed, purge scans the kind and still deletes only expired")
     void unindexed_expires_at_scans_the_kind() {
-      DatastoreFixture f = isolatedFixture(b -> b.setIndexExpiresAt(false));
+      DatastoreFixture f = isolatedFixture(b -> b.indexExpiresAt(false));
       DatastoreLockBackend b = f.backend();
       for (int i = 0; i < 3; i++) {
         b.complete(((ClaimResult.Won) b.claim(request("old-" + i))).claim(), Duration.ofMinutes(1));
@@ -501,7 +501,7 @@ abstract class DatastoreBackendBehaviour {
     @Test
     @DisplayName("after close, verbs fail fast with IllegalStateException")
     void closed_backend_refuses_verbs() {
-      DatastoreLockBackend b = closeLater(new DatastoreLockBackend(fixture.settings()));
+      DatastoreLockBackend b = closeLater(DatastoreLockBackend.create(fixture.settings()));
       b.close();
       assertThatThrownBy(() -> b.claim(request(newKey("closed"))))
           .isInstanceOf(IllegalStateException.class)

@@ -26,19 +26,19 @@ final class DatastoreFixture implements BackendFixture {
   DatastoreFixture(
       DatastoreEmulator emulator,
       Function<DatastoreLockSettings.Builder, DatastoreLockSettings.Builder> tweak) {
-    this.settings = tweak.apply(settingsFor(emulator)).setClock(clock).build();
-    this.backend = new DatastoreLockBackend(settings);
+    this.settings = tweak.apply(settingsFor(emulator)).clock(clock).build();
+    this.backend = DatastoreLockBackend.create(settings);
   }
 
   /** Settings for the emulator, in a fresh namespace, with a quick retry backoff. */
   static DatastoreLockSettings.Builder settingsFor(DatastoreEmulator emulator) {
     return DatastoreLockSettings.newBuilder()
-        .setProjectId(emulator.projectId())
-        .setEmulatorHost(emulator.hostPort())
-        .setNamespace(emulator.newNamespace())
-        .setMaxAttempts(10)
-        .setInitialBackoff(Duration.ofMillis(5))
-        .setMaxBackoff(Duration.ofMillis(200));
+        .projectId(emulator.projectId())
+        .emulatorHost(emulator.hostPort())
+        .namespace(emulator.newNamespace())
+        .maxAttempts(10)
+        .initialBackoff(Duration.ofMillis(5))
+        .maxBackoff(Duration.ofMillis(200));
   }
 
   @Override
@@ -59,7 +59,7 @@ final class DatastoreFixture implements BackendFixture {
   @Override
   public synchronized LockBackend secondInstance() {
     if (second == null) {
-      second = new DatastoreLockBackend(settings);
+      second = DatastoreLockBackend.create(settings);
     }
     return second;
   }

@@ -31,7 +31,7 @@ class DatastoreLockSettingsTest {
   void emulator_host_comes_from_the_environment_unless_set() {
     Map<String, String> env = Map.of("DATASTORE_EMULATOR_HOST", "localhost:8081");
     assertThat(builder(env).build().emulatorHost()).contains("localhost:8081");
-    assertThat(builder(env).setEmulatorHost("127.0.0.1:9000").build().emulatorHost())
+    assertThat(builder(env).emulatorHost("127.0.0.1:9000").build().emulatorHost())
         .contains("127.0.0.1:9000");
     assertThatThrownBy(() -> builder(Map.of("DATASTORE_EMULATOR_HOST", "nonsense")).build())
         .hasMessageContaining("DATASTORE_EMULATOR_HOST must be host:port");
@@ -40,23 +40,23 @@ class DatastoreLockSettingsTest {
   @Test
   void setters_reject_bad_values_saying_what_was_given() {
     DatastoreLockSettings.Builder b = DatastoreLockSettings.newBuilder();
-    assertThatThrownBy(() -> b.setMaxAttempts(0))
+    assertThatThrownBy(() -> b.maxAttempts(0))
         .hasMessage("maxAttempts must be 1 to 100, but was 0");
-    assertThatThrownBy(() -> b.setNamespace("a/b")).hasMessageContaining("'a/b'");
-    assertThatThrownBy(() -> b.setNamespace("__ns__")).hasMessageContaining("reserved");
-    assertThatThrownBy(() -> b.setKind("")).hasMessageContaining("kind must be");
-    assertThatThrownBy(() -> b.setKind("__k__")).hasMessageContaining("reserved");
-    assertThatThrownBy(() -> b.setDatabaseId("Bad_Id")).hasMessageContaining("'Bad_Id'");
-    assertThatThrownBy(() -> b.setRpcTimeout(Duration.ZERO)).hasMessageContaining("rpcTimeout");
-    assertThatThrownBy(() -> b.setInitialBackoff(Duration.ofMillis(-1)))
+    assertThatThrownBy(() -> b.namespace("a/b")).hasMessageContaining("'a/b'");
+    assertThatThrownBy(() -> b.namespace("__ns__")).hasMessageContaining("reserved");
+    assertThatThrownBy(() -> b.kind("")).hasMessageContaining("kind must be");
+    assertThatThrownBy(() -> b.kind("__k__")).hasMessageContaining("reserved");
+    assertThatThrownBy(() -> b.databaseId("Bad_Id")).hasMessageContaining("'Bad_Id'");
+    assertThatThrownBy(() -> b.rpcTimeout(Duration.ZERO)).hasMessageContaining("rpcTimeout");
+    assertThatThrownBy(() -> b.initialBackoff(Duration.ofMillis(-1)))
         .hasMessageContaining("initialBackoff");
-    assertThatThrownBy(() -> b.setEmulatorHost("localhost")).hasMessageContaining("host:port");
-    assertThatThrownBy(() -> b.setProjectId(" ")).hasMessageContaining("projectId");
+    assertThatThrownBy(() -> b.emulatorHost("localhost")).hasMessageContaining("host:port");
+    assertThatThrownBy(() -> b.projectId(" ")).hasMessageContaining("projectId");
     assertThatThrownBy(
             () ->
                 DatastoreLockSettings.newBuilder()
-                    .setInitialBackoff(Duration.ofSeconds(2))
-                    .setMaxBackoff(Duration.ofSeconds(1))
+                    .initialBackoff(Duration.ofSeconds(2))
+                    .maxBackoff(Duration.ofSeconds(1))
                     .build())
         .hasMessageContaining("maxBackoff");
   }
@@ -64,12 +64,32 @@ class DatastoreLockSettingsTest {
   @Test
   void default_database_has_two_spellings_and_to_builder_round_trips() {
     DatastoreLockSettings s =
-        builder(Map.of()).setDatabaseId("(default)").setNamespace("orders").setKind("Lock").build();
+        builder(Map.of()).databaseId("(default)").namespace("orders").kind("Lock").build();
     assertThat(s.databaseId()).isEmpty();
     DatastoreLockSettings copy = s.toBuilder().build();
     assertThat(copy.namespace()).isEqualTo("orders");
     assertThat(copy.kind()).isEqualTo("Lock");
-    assertThat(builder(Map.of()).setDatabaseId("locks-db").build().databaseId())
-        .isEqualTo("locks-db");
+    assertThat(builder(Map.of()).databaseId("locks-db").build().databaseId()).isEqualTo("locks-db");
+  }
+
+  @Test
+  void durations_are_checked_with_the_shared_wording_and_backoffs_are_bounded() {
+    DatastoreLockSettings.Builder b = builder(Map.of());
+    assertThatThrownBy(() -> b.rpcTimeout(Duration.ZERO))
+        .hasMessage("rpcTimeout must be >= 1ms, but was PT0S");
+    assertThatThrownBy(() -> b.maxBackoff(Duration.ofHours(2)))
+        .hasMessage("maxBackoff must be between PT0S and PT1H, but was PT2H");
+    assertThatThrownBy(() -> b.initialBackoff(null)).hasMessage("initialBackoff");
+    assertThat(b.initialBackoff(Duration.ZERO).maxBackoff(Duration.ZERO).build().maxBackoff())
+        .isZero();
+    assertThat(builder(Map.of()).build().indexExpiresAt())
+        .isEqualTo(DatastoreLockSettings.DEFAULT_INDEX_EXPIRES_AT);
+  }
+
+  @Test
+  void create_refuses_null_settings() {
+    assertThatThrownBy(() -> DatastoreLockBackend.create(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("settings");
   }
 }
