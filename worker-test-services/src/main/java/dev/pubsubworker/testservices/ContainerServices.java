@@ -11,10 +11,15 @@ import org.testcontainers.utility.DockerImageName;
 
 /**
  * The Testcontainers source: one container per service, started on first use and stopped at JVM
- * exit (Testcontainers' Ryuk reaps them too if the JVM dies). Only loaded after {@link DockerProbe}
- * found Testcontainers on the class path and a Docker engine that answers.
+ * exit (Testcontainers' Ryuk reaps them too if the JVM dies). Only asked after {@link DockerProbe}
+ * found a Docker engine that answers. The emulators run in Testcontainers' {@code gcloud} module
+ * containers ({@link PubSubEmulatorContainer}, {@link DatastoreEmulatorContainer}, {@link
+ * FirestoreEmulatorContainer}).
  */
-final class ContainerServices {
+final class ContainerServices implements ContainerStarter {
+
+  /** The starter that runs real containers through the local Docker engine. */
+  static final ContainerStarter DOCKER = new ContainerServices();
 
   static final String REDIS_IMAGE = "redis:7-alpine";
   static final String POSTGRES_IMAGE = "postgres:16-alpine";
@@ -31,50 +36,77 @@ final class ContainerServices {
     return DockerClientFactory.instance().isDockerAvailable();
   }
 
-  static HostPort redis() {
-    GenericContainer<?> container =
-        new GenericContainer<>(DockerImageName.parse(REDIS_IMAGE)).withExposedPorts(REDIS_PORT);
+  @Override
+  public HostPort redis() {
+    GenericContainer<?> container = redisContainer();
     start(container, "Redis container");
     return new HostPort(container.getHost(), container.getMappedPort(REDIS_PORT));
   }
 
-  static JdbcEndpoint postgres() {
-    PostgreSQLContainer<?> container =
-        new PostgreSQLContainer<>(DockerImageName.parse(POSTGRES_IMAGE)).withDatabaseName("test");
+  @Override
+  public JdbcEndpoint postgres() {
+    PostgreSQLContainer<?> container = postgresContainer();
     start(container, "PostgreSQL container");
     return new JdbcEndpoint(
         container.getJdbcUrl(), container.getUsername(), container.getPassword());
   }
 
-  static JdbcEndpoint mariadb() {
-    MariaDBContainer<?> container =
-        new MariaDBContainer<>(DockerImageName.parse(MARIADB_IMAGE)).withDatabaseName("test");
+  @Override
+  public JdbcEndpoint mariadb() {
+    MariaDBContainer<?> container = mariadbContainer();
     start(container, "MariaDB container");
     return new JdbcEndpoint(
         container.getJdbcUrl(), container.getUsername(), container.getPassword());
   }
 
-  static HostPort pubsub() {
-    PubSubEmulatorContainer container =
-        new PubSubEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE));
-    start(container, "Pub/Sub emulator container");
-    return HostPort.parse(container.getEmulatorEndpoint());
+  @Override
+  public HostPort emulator(EmulatorSources.Emulator emulator) {
+    return switch (emulator) {
+      case PUBSUB -> {
+        PubSubEmulatorContainer container = pubsubContainer();
+        start(container, "Pub/Sub emulator container");
+        yield HostPort.parse(container.getEmulatorEndpoint());
+      }
+      case DATASTORE -> {
+        DatastoreEmulatorContainer container = datastoreContainer();
+        start(container, "Datastore emulator container");
+        yield HostPort.parse(container.getEmulatorEndpoint());
+      }
+      case FIRESTORE -> {
+        FirestoreEmulatorContainer container = firestoreContainer();
+        start(container, "Firestore emulator container");
+        yield HostPort.parse(container.getEmulatorEndpoint());
+      }
+    };
   }
 
-  static HostPort datastore() {
-    DatastoreEmulatorContainer container =
-        new DatastoreEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE))
-            .withFlags("--consistency=1.0 --no-store-on-disk");
-    start(container, "Datastore emulator container");
-    return HostPort.parse(container.getEmulatorEndpoint());
+  // The containers as configured, not started: building one needs no Docker engine.
+
+  static GenericContainer<?> redisContainer() {
+    return new GenericContainer<>(DockerImageName.parse(REDIS_IMAGE)).withExposedPorts(REDIS_PORT);
   }
 
-  static HostPort firestoreInDatastoreMode() {
-    FirestoreEmulatorContainer container =
-        new FirestoreEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE))
-            .withFlags("--database-mode=datastore-mode");
-    start(container, "Firestore emulator container");
-    return HostPort.parse(container.getEmulatorEndpoint());
+  static PostgreSQLContainer<?> postgresContainer() {
+    return new PostgreSQLContainer<>(DockerImageName.parse(POSTGRES_IMAGE))
+        .withDatabaseName("test");
+  }
+
+  static MariaDBContainer<?> mariadbContainer() {
+    return new MariaDBContainer<>(DockerImageName.parse(MARIADB_IMAGE)).withDatabaseName("test");
+  }
+
+  static PubSubEmulatorContainer pubsubContainer() {
+    return new PubSubEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE));
+  }
+
+  static DatastoreEmulatorContainer datastoreContainer() {
+    return new DatastoreEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE))
+        .withFlags("--consistency=1.0 --no-store-on-disk");
+  }
+
+  static FirestoreEmulatorContainer firestoreContainer() {
+    return new FirestoreEmulatorContainer(DockerImageName.parse(CLOUD_CLI_IMAGE))
+        .withFlags("--database-mode=datastore-mode");
   }
 
   private static void start(GenericContainer<?> container, String name) {

@@ -45,7 +45,7 @@ final class EmbeddedServers {
                 "--appendonly",
                 "no"),
         Map.of(),
-        port -> RedisPing.ping(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
+        port -> Probes.redisPing(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
         REDIS_START_TIMEOUT);
   }
 

@@ -173,18 +173,10 @@ final class EmulatorSources {
 
   private static <T> AttemptResult<T> container(
       Emulator emulator, ServiceEnvironment env, BiFunction<HostPort, ServiceSource, T> wrap) {
-    if (!ClassPresence.isPresent("org.testcontainers.containers.PubSubEmulatorContainer")) {
-      return notHere("org.testcontainers:gcloud is not on the class path");
-    }
     if (!env.dockerAnswers()) {
       return notHere("no Docker engine answers");
     }
-    HostPort address =
-        switch (emulator) {
-          case PUBSUB -> ContainerServices.pubsub();
-          case DATASTORE -> ContainerServices.datastore();
-          case FIRESTORE -> ContainerServices.firestoreInDatastoreMode();
-        };
+    HostPort address = env.containers().emulator(emulator);
     return found(
         wrap.apply(address, ServiceSource.TESTCONTAINERS),
         ContainerServices.CLOUD_CLI_IMAGE + " at " + address);

@@ -45,6 +45,17 @@ public final class RedisService {
   /** The URI with any password masked, and the source. */
   @Override
   public String toString() {
-    return "Redis " + RedisPing.redact(uri) + " (" + source.label() + ")";
+    return "Redis " + redact(uri) + " (" + source.label() + ")";
+  }
+
+  /** {@code uri} with any password replaced by {@code ***}, for messages and reports. */
+  static String redact(URI uri) {
+    String userInfo = uri.getRawUserInfo();
+    if (userInfo == null) {
+      return uri.toString();
+    }
+    int colon = userInfo.indexOf(':');
+    String safe = colon < 0 ? "***" : userInfo.substring(0, colon) + ":***";
+    return uri.toString().replace(userInfo + "@", safe + "@");
   }
 }

@@ -40,7 +40,7 @@ final class RedisSources {
     URI uri;
     try {
       uri = new URI(value);
-      RedisPing.ping(uri, PING_TIMEOUT);
+      Probes.redisPing(uri, PING_TIMEOUT);
     } catch (URISyntaxException | IllegalArgumentException e) {
       return misconfigured(
           variable + " is not a redis:// or rediss:// URI (" + ServiceResolver.describe(e) + ")");
@@ -48,21 +48,21 @@ final class RedisSources {
       return misconfigured(
           variable
               + "="
-              + RedisPing.redact(URI.create(value))
+              + RedisService.redact(URI.create(value))
               + " does not answer PING ("
               + ServiceResolver.describe(e)
               + "): start Redis there or unset "
               + variable);
     }
     return found(
-        new RedisService(uri, ServiceSource.ENV_VAR), variable + "=" + RedisPing.redact(uri));
+        new RedisService(uri, ServiceSource.ENV_VAR), variable + "=" + RedisService.redact(uri));
   }
 
   private static AttemptResult<RedisService> local(ServiceEnvironment env) {
     ServiceEnvironment.LocalPorts ports = env.localPorts();
     URI uri = URI.create("redis://" + new HostPort(ports.host(), ports.redis()));
     try {
-      RedisPing.ping(uri, PING_TIMEOUT);
+      Probes.redisPing(uri, PING_TIMEOUT);
     } catch (IOException e) {
       return notHere(
           "no answer to PING on "
@@ -77,24 +77,18 @@ final class RedisSources {
   }
 
   private static AttemptResult<RedisService> container(ServiceEnvironment env) throws IOException {
-    if (!ClassPresence.isPresent("org.testcontainers.DockerClientFactory")) {
-      return notHere("org.testcontainers:testcontainers is not on the class path");
-    }
     if (!env.dockerAnswers()) {
       return notHere("no Docker engine answers");
     }
-    HostPort address = ContainerServices.redis();
+    HostPort address = env.containers().redis();
     URI uri = URI.create("redis://" + address);
-    RedisPing.ping(uri, PING_TIMEOUT);
+    Probes.redisPing(uri, PING_TIMEOUT);
     return found(
         new RedisService(uri, ServiceSource.TESTCONTAINERS),
         ContainerServices.REDIS_IMAGE + " at " + uri);
   }
 
   private static AttemptResult<RedisService> embedded(ServiceEnvironment env) throws IOException {
-    if (!ClassPresence.isPresent("redis.embedded.core.ExecutableProvider")) {
-      return notHere("com.github.codemonstur:embedded-redis is not on the class path");
-    }
     ManagedProcess process = EmbeddedServers.redis(env.workDir());
     URI uri = URI.create("redis://127.0.0.1:" + process.port());
     return found(

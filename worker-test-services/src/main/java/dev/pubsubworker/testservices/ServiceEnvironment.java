@@ -18,7 +18,7 @@ import java.util.function.Consumer;
 /**
  * Everything service resolution reads from the outside world, gathered in one place so that tests
  * can inject it: environment variables, where the local servers listen, whether a Docker engine
- * answers, where logs go and where the resolution report is printed.
+ * answers, what starts containers, where logs go and where the resolution report is printed.
  *
  * <p>Environment variables read here (besides each {@link ServiceKind#environmentVariable()}):
  *
@@ -58,6 +58,7 @@ final class ServiceEnvironment {
   private final Map<String, String> variables;
   private final LocalPorts localPorts;
   private final BooleanSupplier dockerProbe;
+  private final ContainerStarter containers;
   private final Consumer<String> reporter;
   private volatile Boolean dockerAnswers;
 
@@ -65,10 +66,12 @@ final class ServiceEnvironment {
       Map<String, String> variables,
       LocalPorts localPorts,
       BooleanSupplier dockerProbe,
+      ContainerStarter containers,
       Consumer<String> reporter) {
     this.variables = Map.copyOf(variables);
     this.localPorts = localPorts;
     this.dockerProbe = dockerProbe;
+    this.containers = containers;
     this.reporter = reporter;
   }
 
@@ -80,6 +83,7 @@ final class ServiceEnvironment {
         env,
         LocalPorts.DEFAULT,
         () -> DockerProbe.dockerAnswers(env),
+        ContainerServices.DOCKER,
         new ResolutionReport(workDir.resolve("resolution.log")));
   }
 
@@ -113,6 +117,11 @@ final class ServiceEnvironment {
       }
     }
     return answer;
+  }
+
+  /** What the Testcontainers source starts; only asked once {@link #dockerAnswers()} is true. */
+  ContainerStarter containers() {
+    return containers;
   }
 
   /** Prints one line of the resolution report. */

@@ -24,7 +24,7 @@ final class ServiceResolver {
   /**
    * Resolves {@code kind} by trying {@code steps} in order, skipping sources that {@code
    * TEST_SERVICES_SOURCES} disables. An attempt that throws counts as "not here" with the exception
-   * as the reason, except a {@link MissingDependencyException}, which propagates.
+   * as the reason.
    */
   static <T> Resolution<T> resolve(
       ServiceKind kind, ServiceEnvironment environment, List<Step<T>> steps) {
@@ -39,8 +39,6 @@ final class ServiceResolver {
       AttemptResult<T> result;
       try {
         result = step.attempt().attempt();
-      } catch (MissingDependencyException e) {
-        throw e;
       } catch (Exception | LinkageError e) {
         result = AttemptResult.notHere(describe(e));
       }

