@@ -2,8 +2,8 @@ package dev.pubsubworker.embedded;
 
 import static org.awaitility.Awaitility.await;
 
-import dev.pubsubworker.testkit.services.PubSubEmulator;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.PubSubEmulator;
+import dev.pubsubworker.testservices.TestServices;
 import java.time.Duration;
 import java.util.EnumSet;
 import java.util.Set;

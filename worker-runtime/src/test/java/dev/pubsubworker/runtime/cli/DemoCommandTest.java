@@ -2,8 +2,8 @@ package dev.pubsubworker.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pubsubworker.testkit.services.SqlDatabase;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.SqlDatabase;
+import dev.pubsubworker.testservices.TestServices;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

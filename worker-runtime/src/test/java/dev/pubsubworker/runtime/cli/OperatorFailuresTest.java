@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.pubsubworker.runtime.testing.CliProcess;
-import dev.pubsubworker.testkit.services.PubSubEmulator;
-import dev.pubsubworker.testkit.services.SqlDatabase;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.PubSubEmulator;
+import dev.pubsubworker.testservices.SqlDatabase;
+import dev.pubsubworker.testservices.TestServices;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;

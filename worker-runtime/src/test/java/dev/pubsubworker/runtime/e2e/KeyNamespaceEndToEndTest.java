@@ -9,7 +9,7 @@ import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;

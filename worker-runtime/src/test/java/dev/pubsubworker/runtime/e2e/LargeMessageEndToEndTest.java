@@ -9,7 +9,7 @@ import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.cli.WorkerCli;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.io.BufferedReader;
 import java.io.PrintWriter;
 import java.io.StringReader;

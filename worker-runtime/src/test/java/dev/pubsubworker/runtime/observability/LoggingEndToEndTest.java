@@ -14,7 +14,7 @@ import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.config.LogFormat;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.worker.Worker;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -8,7 +8,7 @@ import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.worker.Worker;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;

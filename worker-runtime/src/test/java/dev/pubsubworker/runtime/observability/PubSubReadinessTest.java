@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.testing.TcpProxy;
 import dev.pubsubworker.runtime.worker.Worker;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -11,7 +11,7 @@ import ch.qos.logback.classic.spi.LoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
-import dev.pubsubworker.testkit.services.SubscriptionSpec;
+import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -3,8 +3,8 @@ package dev.pubsubworker.runtime.readme;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
-import dev.pubsubworker.testkit.services.PubSubEmulator;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.PubSubEmulator;
+import dev.pubsubworker.testservices.TestServices;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,8 +1,8 @@
 package dev.pubsubworker.runtime.testing;
 
 import dev.pubsubworker.embedded.EmbeddedPubSub;
-import dev.pubsubworker.testkit.services.PubSubEmulator;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.PubSubEmulator;
+import dev.pubsubworker.testservices.TestServices;
 
 /**
  * The one place the runtime's tests get Pub/Sub from. By default the embedded server ({@link

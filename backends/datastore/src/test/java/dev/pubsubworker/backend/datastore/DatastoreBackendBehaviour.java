@@ -16,7 +16,7 @@ import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
-import dev.pubsubworker.testkit.services.DatastoreEmulator;
+import dev.pubsubworker.testservices.DatastoreEmulator;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

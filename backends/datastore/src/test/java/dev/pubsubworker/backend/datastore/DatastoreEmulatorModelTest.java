@@ -2,7 +2,7 @@ package dev.pubsubworker.backend.datastore;
 
 import dev.pubsubworker.testkit.BackendFixture;
 import dev.pubsubworker.testkit.LockBackendModelContract;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.TestServices;
 
 class DatastoreEmulatorModelTest extends LockBackendModelContract {
   @Override

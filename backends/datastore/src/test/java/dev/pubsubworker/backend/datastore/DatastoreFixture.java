@@ -4,7 +4,7 @@ import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.testkit.BackendFixture;
 import dev.pubsubworker.testkit.OffsetClock;
-import dev.pubsubworker.testkit.services.DatastoreEmulator;
+import dev.pubsubworker.testservices.DatastoreEmulator;
 import java.time.Duration;
 import java.util.function.Function;
 

@@ -1,7 +1,7 @@
 package dev.pubsubworker.backend.datastore;
 
-import dev.pubsubworker.testkit.services.DatastoreEmulator;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.DatastoreEmulator;
+import dev.pubsubworker.testservices.TestServices;
 
 class FirestoreDatastoreModeBehaviourTest extends DatastoreBackendBehaviour {
   @Override

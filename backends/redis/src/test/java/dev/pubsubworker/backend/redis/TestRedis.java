@@ -1,6 +1,6 @@
 package dev.pubsubworker.backend.redis;
 
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.TestServices;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.ScanArgs;

@@ -2,8 +2,8 @@ package dev.pubsubworker.backend.sql;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import dev.pubsubworker.testkit.services.SqlDatabase;
-import dev.pubsubworker.testkit.services.TestServices;
+import dev.pubsubworker.testservices.SqlDatabase;
+import dev.pubsubworker.testservices.TestServices;
 import javax.sql.DataSource;
 
 /**

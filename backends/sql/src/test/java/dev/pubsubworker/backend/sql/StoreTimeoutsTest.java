@@ -12,7 +12,7 @@ import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
-import dev.pubsubworker.testkit.services.FreezableTcpProxy;
+import dev.pubsubworker.testservices.FreezableTcpProxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

@@ -1,0 +1,150 @@
+package dev.pubsubworker.testservices;
+
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.SocketOptions;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.HttpURLConnection;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Readiness checks: does something answer on a port, does an emulator answer its HTTP health check,
+ * does Redis answer {@code PING}. Each throws an {@link IOException} whose message says what was
+ * seen.
+ */
+final class Probes {
+
+  /** One small event loop for every Redis ping of the JVM, created on first use. */
+  private static ClientResources redisResources;
+
+  private Probes() {}
+
+  /**
+   * Succeeds when the Redis server at {@code uri} answers {@code PING} with {@code PONG}, asked
+   * through Lettuce, which honours a password (and ACL user) in {@code
+   * redis://user:password@host:port} and TLS for {@code rediss://}.
+   *
+   * @throws IOException saying what went wrong: refused, timed out, {@code AUTH was refused}
+   * @throws IllegalArgumentException when {@code uri} is not a {@code redis://} or {@code
+   *     rediss://} URI with a host
+   */
+  static void redisPing(URI uri, Duration timeout) throws IOException {
+    String scheme = uri.getScheme();
+    if (!"redis".equals(scheme) && !"rediss".equals(scheme)) {
+      throw new IllegalArgumentException(
+          "'" + RedisService.redact(uri) + "' is not a redis:// or rediss:// URI");
+    }
+    if (uri.getHost() == null) {
+      throw new IllegalArgumentException("'" + RedisService.redact(uri) + "' has no host");
+    }
+    RedisURI redisUri = RedisURI.create(uri);
+    redisUri.setTimeout(timeout);
+    RedisClient client = RedisClient.create(redisResources(), redisUri);
+    client.setOptions(
+        ClientOptions.builder()
+            .autoReconnect(false)
+            .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
+            .build());
+    try (StatefulRedisConnection<String, String> connection = client.connect()) {
+      String reply = connection.sync().ping();
+      if (!"PONG".equals(reply)) {
+        throw new IOException("PING answered " + reply);
+      }
+    } catch (RedisException e) {
+      throw redisFailure(e, timeout);
+    } finally {
+      client.shutdown(Duration.ZERO, timeout);
+    }
+  }
+
+  /** Lettuce's exception as one line: a refused handshake names AUTH, otherwise the root cause. */
+  private static IOException redisFailure(RedisException e, Duration timeout) {
+    if (e instanceof RedisCommandTimeoutException) {
+      return new IOException("no reply to PING within " + Seconds.format(timeout), e);
+    }
+    Throwable root = e;
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof RedisCommandExecutionException refused) {
+        return new IOException("AUTH was refused: " + refused.getMessage(), e);
+      }
+      if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
+        root = cause;
+      }
+    }
+    return new IOException(ServiceResolver.describe(root), e);
+  }
+
+  private static synchronized ClientResources redisResources() {
+    if (redisResources == null) {
+      ClientResources resources =
+          DefaultClientResources.builder().ioThreadPoolSize(1).computationThreadPoolSize(1).build();
+      ShutdownActions.register(
+          "Lettuce client resources", () -> resources.shutdown(0, 2, TimeUnit.SECONDS));
+      redisResources = resources;
+    }
+    return redisResources;
+  }
+
+  /**
+   * Succeeds when {@code GET http://host:port/} answers 200, which Google's Pub/Sub, Datastore and
+   * Firestore emulators do ("Ok") as soon as they serve requests.
+   */
+  static void httpOk(HostPort target, Duration timeout) throws IOException {
+    HttpURLConnection connection =
+        (HttpURLConnection) URI.create("http://" + target + "/").toURL().openConnection();
+    int millis = Math.toIntExact(timeout.toMillis());
+    connection.setConnectTimeout(millis);
+    connection.setReadTimeout(millis);
+    connection.setUseCaches(false);
+    try {
+      int status = connection.getResponseCode();
+      try (InputStream body =
+          status < 400 ? connection.getInputStream() : connection.getErrorStream()) {
+        if (body != null) {
+          body.readAllBytes();
+        }
+      }
+      if (status != 200) {
+        throw new IOException("GET http://" + target + "/ answered HTTP " + status);
+      }
+    } finally {
+      connection.disconnect();
+    }
+  }
+
+  /** Whether a TCP connection to {@code target} opens within {@code timeout}. */
+  static boolean tcpOpen(HostPort target, Duration timeout) {
+    try (Socket socket = new Socket()) {
+      socket.connect(
+          new InetSocketAddress(target.host(), target.port()), Math.toIntExact(timeout.toMillis()));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /**
+   * A TCP port on 127.0.0.1 that was free a moment ago. Another process may take it before the
+   * caller binds it: {@link ManagedProcess} retries on a fresh port when that happens.
+   */
+  static int freeLoopbackPort() throws IOException {
+    try (ServerSocket socket = new ServerSocket()) {
+      socket.setReuseAddress(false);
+      socket.bind(new InetSocketAddress("127.0.0.1", 0));
+      return socket.getLocalPort();
+    }
+  }
+}
