@@ -1,7 +1,8 @@
-package dev.pubsubworker.runtime.cli;
+package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pubsubworker.runtime.cli.ExitCodes;
 import dev.pubsubworker.testkit.services.SqlDatabase;
 import dev.pubsubworker.testkit.services.TestServices;
 import java.util.ArrayList;
