@@ -8,8 +8,11 @@ import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 
-/** Turns an exception into the one-line error and exit code every command shares. */
-final class Failures {
+/**
+ * Turns an exception into the one-line error and exit code every command shares, the runtime's and
+ * those an application adds.
+ */
+public final class Failures {
 
   private Failures() {}
 
@@ -17,9 +20,11 @@ final class Failures {
    * Prints {@code e} for an operator: one line per configuration problem, else one line; the stack
    * trace only when verbose.
    *
-   * @return the exit code
+   * @return the exit code: {@link ExitCodes#BAD_CONFIG} for a configuration problem, {@link
+   *     ExitCodes#UNAVAILABLE} for a subscription, lock store or port it cannot have, else {@link
+   *     ExitCodes#FAILURE}
    */
-  static int report(Throwable thrown, PrintWriter err, boolean verbose) {
+  public static int report(Throwable thrown, PrintWriter err, boolean verbose) {
     return report(thrown, err, verbose, null);
   }
 

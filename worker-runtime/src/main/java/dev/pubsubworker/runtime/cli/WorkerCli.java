@@ -4,16 +4,21 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
 
 /**
- * The {@code pubsub-worker} command line: the main class of the executable jar.
+ * The {@code pubsub-worker} command line: {@code run}, {@code check-config}, {@code inspect},
+ * {@code forget}, {@code purge} and {@code publish}. An application adds its own subcommands
+ * through {@link #main(List, String[])} and {@link #execute(List, String[], BufferedReader,
+ * PrintWriter, PrintWriter)}; the executable jar, {@code worker-app/target/pubsub-worker.jar}, adds
+ * {@code demo}:
  *
  * <pre>
- * java -jar worker-runtime.jar run --config worker.conf
- * java -jar worker-runtime.jar check-config --config worker.conf
+ * java -jar worker-app/target/pubsub-worker.jar run --config worker.conf
+ * java -jar worker-app/target/pubsub-worker.jar check-config --config worker.conf
  * </pre>
  */
 @Command(
@@ -27,8 +32,7 @@ import picocli.CommandLine.IVersionProvider;
       InspectCommand.class,
       ForgetCommand.class,
       PurgeCommand.class,
-      PublishCommand.class,
-      DemoCommand.class
+      PublishCommand.class
     })
 public final class WorkerCli implements Runnable {
 
@@ -47,9 +51,23 @@ public final class WorkerCli implements Runnable {
 
   /** Runs the command line and exits the JVM with its exit code. */
   public static void main(String[] args) {
+    main(List.of(), args);
+  }
+
+  /**
+   * Runs the command line with {@code extraCommands} added as subcommands, and exits the JVM with
+   * its exit code.
+   *
+   * @param extraCommands instances of {@link Command}-annotated classes, each named by its
+   *     annotation
+   * @throws picocli.CommandLine.InitializationException if one is not a command, or its name is
+   *     taken
+   */
+  public static void main(List<?> extraCommands, String[] args) {
     LogStream.chooseFor(args);
     System.exit(
         execute(
+            extraCommands,
             args,
             new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)),
             new PrintWriter(System.out, true),
@@ -62,7 +80,22 @@ public final class WorkerCli implements Runnable {
    * @return the exit code
    */
   public static int execute(String[] args, BufferedReader in, PrintWriter out, PrintWriter err) {
+    return execute(List.of(), args, in, out, err);
+  }
+
+  /**
+   * Runs the command line with {@code extraCommands} added as subcommands, without exiting.
+   *
+   * @param extraCommands instances of {@link Command}-annotated classes, each named by its
+   *     annotation; a fresh instance per call, as picocli sets their options
+   * @return the exit code
+   * @throws picocli.CommandLine.InitializationException if one is not a command, or its name is
+   *     taken
+   */
+  public static int execute(
+      List<?> extraCommands, String[] args, BufferedReader in, PrintWriter out, PrintWriter err) {
     CommandLine cli = new CommandLine(new WorkerCli(in));
+    extraCommands.forEach(cli::addSubcommand);
     cli.setOut(out);
     cli.setErr(err);
     cli.setParameterExceptionHandler(
@@ -81,8 +114,12 @@ public final class WorkerCli implements Runnable {
     spec.commandLine().usage(spec.commandLine().getOut());
   }
 
-  /** The version from the jar's manifest. */
-  static final class Version implements IVersionProvider {
+  /**
+   * The version from the manifest of the jar that holds this class: {@code pubsub-worker
+   * <version>}, or {@code (development build)} outside a jar. Added commands name it as their
+   * {@code versionProvider}.
+   */
+  public static final class Version implements IVersionProvider {
     @Override
     public String[] getVersion() {
       String v = WorkerCli.class.getPackage().getImplementationVersion();

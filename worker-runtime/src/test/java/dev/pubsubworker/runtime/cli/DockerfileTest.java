@@ -156,7 +156,10 @@ class DockerfileTest {
   @Test
   void the_entrypoint_runs_the_jar_and_the_health_port_is_exposed() throws IOException {
     List<Instruction> image = parse(Files.readString(ROOT.resolve("docker/Dockerfile")));
+    // The executable jar worker-app builds, not a library module's jar.
     assertThat(image)
+        .contains(
+            new Instruction("COPY", "worker-app/target/pubsub-worker.jar /app/pubsub-worker.jar"))
         .contains(
             new Instruction("ENTRYPOINT", "[\"java\", \"-jar\", \"/app/pubsub-worker.jar\"]"));
     Config reference =

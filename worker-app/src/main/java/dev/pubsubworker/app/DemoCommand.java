@@ -1,9 +1,12 @@
-package dev.pubsubworker.runtime.cli;
+package dev.pubsubworker.app;
 
-import dev.pubsubworker.runtime.demo.Demo;
-import dev.pubsubworker.runtime.demo.DemoBackend;
-import dev.pubsubworker.runtime.demo.DemoOptions;
-import dev.pubsubworker.runtime.demo.DemoPubSub;
+import dev.pubsubworker.app.demo.Demo;
+import dev.pubsubworker.app.demo.DemoBackend;
+import dev.pubsubworker.app.demo.DemoOptions;
+import dev.pubsubworker.app.demo.DemoPubSub;
+import dev.pubsubworker.runtime.cli.ExitCodes;
+import dev.pubsubworker.runtime.cli.Failures;
+import dev.pubsubworker.runtime.cli.WorkerCli;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.readme;
+package dev.pubsubworker.app.readme;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
@@ -24,17 +24,17 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The root README's command blocks, read from the README when the test runs and executed as
  * processes from the repository's root, after {@code package} built the executable jar: the quick
- * start and "Running it". Commands of ours ({@code java -jar worker-runtime/target/...}) and the
- * {@code curl} set-up run as written; the build command is the build that runs this test; the
- * emulator {@code gcloud} would start is Google's emulator from the test services, handed over
- * through {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new
- * README command needs a rule here.
+ * start and "Running it". Commands of ours ({@code java -jar worker-app/target/...}) and the {@code
+ * curl} set-up run as written; the build command is the build that runs this test; the emulator
+ * {@code gcloud} would start is Google's emulator from the test services, handed over through
+ * {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new README
+ * command needs a rule here.
  */
 class ReadmeCommandsIT {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  private static final Path JAR = ROOT.resolve("worker-runtime/target/pubsub-worker.jar");
-  private static final String OURS = "java -jar worker-runtime/target/pubsub-worker.jar ";
+  private static final Path JAR = ROOT.resolve("worker-app/target/pubsub-worker.jar");
+  private static final String OURS = "java -jar worker-app/target/pubsub-worker.jar ";
   private static final Pattern EMULATOR_START =
       Pattern.compile("gcloud beta emulators pubsub start --host-port=(\\S+)( .*)?");
 
@@ -160,7 +160,7 @@ class ReadmeCommandsIT {
       Matcher emulator = EMULATOR_START.matcher(text);
       if (text.startsWith("mvn ")) {
         // The build running this test has just packaged the jars this command builds.
-        assertThat(text).contains(" package").contains("-pl worker-runtime -am");
+        assertThat(text).contains(" package").contains("-pl worker-app -am");
         assertThat(JAR).exists();
         try (var jars = Files.list(ROOT.resolve("plugins/orders-example/target"))) {
           assertThat(jars.map(Path::getFileName).map(Path::toString))

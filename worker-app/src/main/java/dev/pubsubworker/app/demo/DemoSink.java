@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 import dev.pubsubworker.plugins.orders.Order;
 import dev.pubsubworker.plugins.orders.OrderLedger;

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 import com.google.pubsub.v1.ListTopicsRequest;
 import com.google.pubsub.v1.PublisherGrpc;

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 import java.util.Optional;
 

@@ -2,6 +2,6 @@
  * The {@code demo} command's machinery: the embedded Pub/Sub server (or Google's emulators started
  * on free ports), the example orders plugin with failure injection, a load generator with duplicate
  * publishes and crashed holders, a live progress line and the exactly-once summary. Depends on the
- * runtime's other packages; nothing depends on it but the CLI.
+ * runtime; nothing depends on it but the app's {@code demo} command.
  */
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 /** The lock stores the demo can run on ({@code --backend}). */
 public enum DemoBackend {

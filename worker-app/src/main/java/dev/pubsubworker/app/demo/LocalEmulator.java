@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 import java.io.IOException;
 import java.net.HttpURLConnection;

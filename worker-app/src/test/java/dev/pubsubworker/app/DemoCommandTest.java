@@ -1,7 +1,8 @@
-package dev.pubsubworker.runtime.cli;
+package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pubsubworker.runtime.cli.ExitCodes;
 import dev.pubsubworker.testservices.SqlDatabase;
 import dev.pubsubworker.testservices.TestServices;
 import java.util.ArrayList;

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.demo;
+package dev.pubsubworker.app.demo;
 
 import ch.qos.logback.classic.Level;
 import com.google.api.core.ApiFuture;
