@@ -127,7 +127,7 @@ class LockStoreTimeoutSettingsTest {
                     .extracting(ConfigProblem::toString)
                     .containsExactly(
                         "pubsub-worker.lock-store.sql.statement-timeout: statementTimeout must be"
-                            + " 1s..3600s, but was 500ms"));
+                            + " between PT1S and PT1H, but was PT0.5S"));
     assertThatThrownBy(() -> LockStore.of(config("statement-timeout = 10s, socket-timeout = 5s")))
         .isInstanceOfSatisfying(
             InvalidConfigException.class,

@@ -38,9 +38,7 @@ final class Schema {
       if (!s.isBlank()) {
         statements.add(
             s.strip()
-                .replace(
-                    SqlLockBackendSettings.DEFAULT_TABLE_NAME,
-                    SqlLockBackendSettings.requireValidTableName(table)));
+                .replace(SqlLockSettings.DEFAULT_TABLE, SqlLockSettings.requireValidTable(table)));
       }
     }
     return statements;
