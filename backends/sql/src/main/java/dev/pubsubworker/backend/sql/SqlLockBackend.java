@@ -58,8 +58,7 @@ import javax.sql.DataSource;
  * </table>
  *
  * A claim that loses a race (a concurrent claim changed the row between its read and its write)
- * reads again, at most {@value ClaimStrategy#MAX_RACE_ROUNDS} times. Keys are always bound
- * parameters.
+ * reads again, at most 16 times. Keys are always bound parameters.
  *
  * <h2>Errors</h2>
  *

@@ -190,13 +190,13 @@ abstract class SqlBackendBehaviour {
       }
       SqlLockSettings settings =
           SqlLockSettings.newBuilder()
+              .dataSource(fixture.dataSource())
               .table(table)
               .dialect(dialect)
               .createTableIfMissing(true)
               .build();
-      SqlLockBackend.create(settings.toBuilder().dataSource(fixture.dataSource()).build());
-      SqlLockBackend again =
-          SqlLockBackend.create(settings.toBuilder().dataSource(fixture.dataSource()).build());
+      SqlLockBackend.create(settings);
+      SqlLockBackend again = SqlLockBackend.create(settings);
       Claim c = claimWon(again, "ddl-key");
       assertThat(again.complete(c, TTL)).isTrue();
       assertThat(again.inspect("ddl-key").orElseThrow().state()).isEqualTo(LockState.DONE);
