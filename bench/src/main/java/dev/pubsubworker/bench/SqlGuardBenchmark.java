@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.backend.sql.SqlDialect;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
-import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
+import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.CallOptions;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockResult;
@@ -67,10 +67,10 @@ public class SqlGuardBenchmark {
     table = "bench_" + run;
     SqlLockBackend backend =
         SqlLockBackend.create(
-            dataSource,
-            SqlLockBackendSettings.newBuilder()
-                .tableName(table)
+            SqlLockSettings.newBuilder()
+                .table(table)
                 .createTableIfMissing(true)
+                .dataSource(dataSource)
                 .build());
     guard = IdempotencyGuard.newBuilder(backend).heartbeat(true).build();
     transactional = CallOptions.defaults().transactional(true);

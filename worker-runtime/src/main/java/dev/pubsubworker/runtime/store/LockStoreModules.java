@@ -3,7 +3,7 @@ package dev.pubsubworker.runtime.store;
 import com.google.inject.Module;
 import dev.pubsubworker.backend.datastore.DatastoreLockSettings;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
-import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
+import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.DatastoreStoreConfig;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
@@ -61,9 +61,9 @@ public final class LockStoreModules {
     return build(problems, "redis", b::build);
   }
 
-  private static SqlLockBackendSettings sql(SqlStoreConfig c, List<ConfigProblem> problems) {
-    SqlLockBackendSettings.Builder b = SqlLockBackendSettings.newBuilder();
-    set(problems, "sql.table", () -> b.tableName(c.table()));
+  private static SqlLockSettings sql(SqlStoreConfig c, List<ConfigProblem> problems) {
+    SqlLockSettings.Builder b = SqlLockSettings.newBuilder();
+    set(problems, "sql.table", () -> b.table(c.table()));
     set(problems, "sql.create-table", () -> b.createTableIfMissing(c.createTable()));
     set(problems, "sql.statement-timeout", () -> b.statementTimeout(c.statementTimeout()));
     set(problems, "sql.socket-timeout", () -> b.socketTimeout(c.socketTimeout()));

@@ -6,7 +6,7 @@ import com.google.inject.Singleton;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
-import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
+import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.runtime.config.SqlStoreConfig;
@@ -26,13 +26,14 @@ import java.time.Duration;
 public final class SqlStoreModule extends AbstractModule {
 
   private final SqlStoreConfig config;
-  private final SqlLockBackendSettings settings;
+  private final SqlLockSettings settings;
 
   /**
    * @param config the pool's settings
-   * @param settings validated backend settings
+   * @param settings validated backend settings, a template without a data source: the module opens
+   *     the pool and completes the settings with it
    */
-  public SqlStoreModule(SqlStoreConfig config, SqlLockBackendSettings settings) {
+  public SqlStoreModule(SqlStoreConfig config, SqlLockSettings settings) {
     this.config = config;
     this.settings = settings;
   }
@@ -62,7 +63,8 @@ public final class SqlStoreModule extends AbstractModule {
     // not the construction of the worker.
     pool.setInitializationFailTimeout(-1);
     HikariDataSource dataSource = resources.register(new HikariDataSource(pool));
-    return resources.register(SqlLockBackend.create(dataSource, settings));
+    return resources.register(
+        SqlLockBackend.create(settings.toBuilder().dataSource(dataSource).build()));
   }
 
   /**

@@ -7,7 +7,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.backend.memory.InMemoryLockBackend;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
-import dev.pubsubworker.backend.sql.SqlLockBackendSettings;
+import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -100,7 +100,7 @@ class LockStoreCallsTest {
     try (HikariDataSource pool = new HikariDataSource(config)) {
       SqlLockBackend sql =
           SqlLockBackend.create(
-              pool, SqlLockBackendSettings.newBuilder().createTableIfMissing(true).build());
+              SqlLockSettings.newBuilder().createTableIfMissing(true).dataSource(pool).build());
       LockBackend tracked = calls.track(sql);
       assertThat(tracked).isInstanceOf(TransactionalLockBackend.class);
       Claim claim = ((ClaimResult.Won) tracked.claim("tx-key", LEASE, "token")).claim();

@@ -37,10 +37,7 @@ final class Schema {
     for (String s : withoutComments.toString().split(";")) {
       if (!s.isBlank()) {
         statements.add(
-            s.strip()
-                .replace(
-                    SqlLockBackendSettings.DEFAULT_TABLE_NAME,
-                    SqlLockBackendSettings.requireValidTableName(table)));
+            s.strip().replace(SqlLockSettings.DEFAULT_TABLE, TableName.requireValid(table)));
       }
     }
     return statements;

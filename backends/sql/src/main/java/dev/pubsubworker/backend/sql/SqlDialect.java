@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
 
 /**
  * The SQL dialects {@link SqlLockBackend} speaks. The backend detects the dialect from the
- * connection's {@link DatabaseMetaData} unless {@link SqlLockBackendSettings.Builder#dialect} names
- * one. Each dialect has its DDL file in this package's resources ({@link #schemaResource()}).
+ * connection's {@link DatabaseMetaData} unless {@link SqlLockSettings.Builder#dialect} names one.
+ * Each dialect has its DDL file in this package's resources ({@link #schemaResource()}).
  *
  * <p>Round trips per verb differ by dialect; see {@link SqlLockBackend} and the module README.
  */
@@ -52,7 +52,7 @@ public enum SqlDialect {
 
   /**
    * The class-path resource (relative to this class) holding this dialect's DDL, for the default
-   * table name {@value SqlLockBackendSettings#DEFAULT_TABLE_NAME}; e.g. {@code
+   * table name {@value SqlLockSettings#DEFAULT_TABLE}; e.g. {@code
    * dev/pubsubworker/backend/sql/schema-postgresql.sql}.
    */
   public String schemaResource() {

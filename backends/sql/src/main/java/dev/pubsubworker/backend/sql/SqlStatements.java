@@ -146,7 +146,7 @@ final class SqlStatements {
 
   SqlStatements(SqlDialect dialect, String table) {
     this.dialect = dialect;
-    this.table = SqlLockBackendSettings.requireValidTableName(table);
+    this.table = TableName.requireValid(table);
     switch (dialect) {
       case POSTGRESQL -> {
         claim = t(POSTGRES_CLAIM);

@@ -144,8 +144,10 @@ abstract class SqlBackendBehaviour {
   void dialect_is_detected_from_metadata() {
     SqlLockBackend detected =
         SqlLockBackend.create(
-            fixture.dataSource(),
-            SqlLockBackendSettings.newBuilder().tableName(fixture.table()).build());
+            SqlLockSettings.newBuilder()
+                .table(fixture.table())
+                .dataSource(fixture.dataSource())
+                .build());
     assertThat(detected.dialect()).isEqualTo(detectedDialect());
   }
 
@@ -186,14 +188,15 @@ abstract class SqlBackendBehaviour {
         }
         assertThat(indexed).contains("expires_at", "lock_key");
       }
-      SqlLockBackendSettings settings =
-          SqlLockBackendSettings.newBuilder()
-              .tableName(table)
+      SqlLockSettings settings =
+          SqlLockSettings.newBuilder()
+              .dataSource(fixture.dataSource())
+              .table(table)
               .dialect(dialect)
               .createTableIfMissing(true)
               .build();
-      SqlLockBackend.create(fixture.dataSource(), settings);
-      SqlLockBackend again = SqlLockBackend.create(fixture.dataSource(), settings);
+      SqlLockBackend.create(settings);
+      SqlLockBackend again = SqlLockBackend.create(settings);
       Claim c = claimWon(again, "ddl-key");
       assertThat(again.complete(c, TTL)).isTrue();
       assertThat(again.inspect("ddl-key").orElseThrow().state()).isEqualTo(LockState.DONE);
@@ -212,10 +215,10 @@ abstract class SqlBackendBehaviour {
     CountingDataSource counting = new CountingDataSource(fixture.dataSource());
     SqlLockBackend counted =
         SqlLockBackend.create(
-            counting.dataSource(),
             fixture.settings().toBuilder()
                 .dialect(backend.dialect())
                 .createTableIfMissing(false)
+                .dataSource(counting.dataSource())
                 .build());
     Map<Case, Integer> measured = new EnumMap<>(Case.class);
     for (Case c : Case.values()) {
@@ -552,10 +555,10 @@ abstract class SqlBackendBehaviour {
       // With the dialect named, construction does no I/O, so a worker can start during an outage.
       SqlLockBackend b =
           SqlLockBackend.create(
-              down,
-              SqlLockBackendSettings.newBuilder()
-                  .tableName(fixture.table())
+              SqlLockSettings.newBuilder()
+                  .table(fixture.table())
                   .dialect(backend.dialect())
+                  .dataSource(down)
                   .build());
       String key = newKey("down");
       AtomicInteger runs = new AtomicInteger();
@@ -575,7 +578,8 @@ abstract class SqlBackendBehaviour {
       assertThatThrownBy(() -> b.runAndComplete(claim, TTL, r -> 1))
           .isInstanceOf(LockBackendException.class);
       // Detecting the dialect needs the database.
-      assertThatThrownBy(() -> SqlLockBackend.create(down))
+      assertThatThrownBy(
+              () -> SqlLockBackend.create(SqlLockSettings.newBuilder().dataSource(down).build()))
           .isInstanceOf(LockBackendException.class)
           .hasMessageContaining("start-up failed");
     }
@@ -585,14 +589,16 @@ abstract class SqlBackendBehaviour {
   @DisplayName("transient errors are retried inside the verb; others fail at once")
   void transient_errors_are_retried_a_bounded_number_of_times() {
     CountingDataSource counting = new CountingDataSource(fixture.dataSource());
-    SqlLockBackendSettings base =
+    SqlLockSettings base =
         fixture.settings().toBuilder()
             .dialect(backend.dialect())
             .createTableIfMissing(false)
             .build();
-    SqlLockBackend retrying = SqlLockBackend.create(counting.dataSource(), base);
+    SqlLockBackend retrying =
+        SqlLockBackend.create(base.toBuilder().dataSource(counting.dataSource()).build());
     SqlLockBackend notRetrying =
-        SqlLockBackend.create(counting.dataSource(), base.toBuilder().transientRetries(0).build());
+        SqlLockBackend.create(
+            base.toBuilder().transientRetries(0).dataSource(counting.dataSource()).build());
 
     String key = newKey("transient");
     counting.beforeNextExecute(
@@ -636,11 +642,11 @@ abstract class SqlBackendBehaviour {
       CountingDataSource counting = new CountingDataSource(impatient);
       SqlLockBackend b =
           SqlLockBackend.create(
-              counting.dataSource(),
               fixture.settings().toBuilder()
                   .dialect(backend.dialect())
                   .createTableIfMissing(false)
                   .transientRetries(1)
+                  .dataSource(counting.dataSource())
                   .build());
       holder.setAutoCommit(false);
       try (PreparedStatement ps =
@@ -678,11 +684,11 @@ abstract class SqlBackendBehaviour {
         Connection holder = holderPool.getConnection()) {
       SqlLockBackend b =
           SqlLockBackend.create(
-              impatient,
               fixture.settings().toBuilder()
                   .dialect(backend.dialect())
                   .createTableIfMissing(false)
                   .transientRetries(0)
+                  .dataSource(impatient)
                   .build());
       holder.setAutoCommit(false);
       try (PreparedStatement ps =
@@ -838,10 +844,10 @@ abstract class SqlBackendBehaviour {
   /** A backend of its own on {@code ds}, on the fixture's table and clock. */
   SqlLockBackend ownBackend(DataSource ds) {
     return SqlLockBackend.create(
-        ds,
         fixture.settings().toBuilder()
             .dialect(backend.dialect())
             .createTableIfMissing(false)
+            .dataSource(ds)
             .build());
   }
 

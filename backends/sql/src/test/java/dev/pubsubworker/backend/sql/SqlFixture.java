@@ -24,7 +24,7 @@ final class SqlFixture implements BackendFixture {
   private final boolean ownsTarget;
   private final DataSource dataSource;
   private final String initSql;
-  private final SqlLockBackendSettings settings;
+  private final SqlLockSettings settings;
   private final SqlLockBackend backend;
   private final List<HikariDataSource> pools = new ArrayList<>();
   private SqlLockBackend second;
@@ -41,16 +41,17 @@ final class SqlFixture implements BackendFixture {
       pools.add(pool);
       this.dataSource = pool;
     }
-    SqlLockBackendSettings.Builder b =
-        SqlLockBackendSettings.newBuilder()
-            .tableName(Databases.uniqueName("locks"))
+    SqlLockSettings.Builder b =
+        SqlLockSettings.newBuilder()
+            .table(Databases.uniqueName("locks"))
+            .dataSource(dataSource)
             .createTableIfMissing(true)
             .clockOffset(offset::get);
     if (dialect != null) {
       b.dialect(dialect);
     }
     this.settings = b.build();
-    this.backend = SqlLockBackend.create(dataSource, settings);
+    this.backend = SqlLockBackend.create(settings);
   }
 
   static SqlFixture postgres() {
@@ -100,7 +101,8 @@ final class SqlFixture implements BackendFixture {
       HikariDataSource pool = target.newPool("fixture-second", 8, initSql);
       pools.add(pool);
       second =
-          SqlLockBackend.create(pool, settings.toBuilder().createTableIfMissing(false).build());
+          SqlLockBackend.create(
+              settings.toBuilder().createTableIfMissing(false).dataSource(pool).build());
     }
     return second;
   }
@@ -115,14 +117,14 @@ final class SqlFixture implements BackendFixture {
     return dataSource;
   }
 
-  /** The settings the backend was built with (table, clock offset). */
-  SqlLockBackendSettings settings() {
+  /** The settings the backend was built with (data source, table, clock offset). */
+  SqlLockSettings settings() {
     return settings;
   }
 
   /** The lock table's name. */
   String table() {
-    return settings.tableName();
+    return settings.table();
   }
 
   /** The current clock offset in milliseconds. */

@@ -84,12 +84,12 @@ class StoreTimeoutsTest {
     table = Databases.uniqueName("timeouts");
     backend =
         SqlLockBackend.create(
-            counting.dataSource(),
-            SqlLockBackendSettings.newBuilder()
-                .tableName(table)
+            SqlLockSettings.newBuilder()
+                .table(table)
                 .createTableIfMissing(true)
                 .statementTimeout(Duration.ofSeconds(1))
                 .socketTimeout(Duration.ofSeconds(2))
+                .dataSource(counting.dataSource())
                 .build());
   }
 

@@ -5,16 +5,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import javax.sql.DataSource;
+import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-class SqlLockBackendSettingsTest {
+class SqlLockSettingsTest {
 
   @Test
-  @DisplayName("defaults: the default table, dialect detected, no auto-create, 3 retries")
+  @DisplayName(
+      "defaults: no data source, the default table, dialect detected, no auto-create, 3 retries")
   void defaults() {
-    SqlLockBackendSettings s = SqlLockBackendSettings.defaults();
-    assertThat(s.tableName()).isEqualTo("pubsub_worker_locks");
+    SqlLockSettings s = SqlLockSettings.defaults();
+    assertThat(s.dataSource()).isEmpty();
+    assertThat(s.table()).isEqualTo("pubsub_worker_locks");
     assertThat(s.dialect()).isEmpty();
     assertThat(s.createTableIfMissing()).isFalse();
     assertThat(s.transientRetries()).isEqualTo(3);
@@ -24,12 +28,23 @@ class SqlLockBackendSettingsTest {
   }
 
   @Test
+  @DisplayName("the backend refuses settings without a data source, before any I/O")
+  void create_requires_a_data_source() {
+    assertThatThrownBy(() -> SqlLockBackend.create(SqlLockSettings.defaults()))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "SqlLockSettings have no dataSource; set one with SqlLockSettings.Builder.dataSource");
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().dataSource(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessage("dataSource");
+  }
+
+  @Test
   @DisplayName("plain identifiers are accepted as table names")
   void plain_identifiers_are_accepted() {
     for (String name :
         List.of("pubsub_worker_locks", "Locks_2", "_x", "l", "x".repeat(48), "selected")) {
-      assertThat(SqlLockBackendSettings.newBuilder().tableName(name).build().tableName())
-          .isEqualTo(name);
+      assertThat(SqlLockSettings.newBuilder().table(name).build().table()).isEqualTo(name);
     }
   }
 
@@ -52,25 +67,25 @@ class SqlLockBackendSettingsTest {
             "tåble",
             "locks--");
     for (String name : invalid) {
-      assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName(name))
+      assertThatThrownBy(() -> SqlLockSettings.newBuilder().table(name))
           .as("%s", name)
           .isInstanceOf(IllegalArgumentException.class)
           .hasMessageContaining("plain SQL identifier");
     }
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("x".repeat(49)))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().table("x".repeat(49)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("at most 48 characters, but was 49");
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("Select"))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().table("Select"))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("reserved word");
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName(null))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().table(null))
         .isInstanceOf(NullPointerException.class);
   }
 
   @Test
   @DisplayName("the error shows control characters escaped, on one line")
   void error_message_escapes_control_characters() {
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().tableName("a\nb\u0000"))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().table("a\nb\u0000"))
         .hasMessageEndingWith("'a\\u000Ab\\u0000'");
   }
 
@@ -84,20 +99,22 @@ class SqlLockBackendSettingsTest {
   @Test
   @DisplayName("transientRetries is validated")
   void transient_retries_are_validated() {
-    assertThat(SqlLockBackendSettings.newBuilder().transientRetries(0).build().transientRetries())
+    assertThat(SqlLockSettings.newBuilder().transientRetries(0).build().transientRetries())
         .isZero();
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().transientRetries(-1))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().transientRetries(-1))
         .hasMessage("transientRetries must be 0..10, but was -1");
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().transientRetries(11))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().transientRetries(11))
         .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
   @DisplayName("toBuilder copies every setting")
   void to_builder_copies() {
-    SqlLockBackendSettings s =
-        SqlLockBackendSettings.newBuilder()
-            .tableName("t1")
+    DataSource ds = new JdbcDataSource();
+    SqlLockSettings s =
+        SqlLockSettings.newBuilder()
+            .dataSource(ds)
+            .table("t1")
             .dialect(SqlDialect.H2)
             .createTableIfMissing(true)
             .transientRetries(5)
@@ -105,8 +122,9 @@ class SqlLockBackendSettingsTest {
             .socketTimeout(Duration.ofSeconds(3))
             .clockOffset(() -> 42)
             .build();
-    SqlLockBackendSettings copy = s.toBuilder().build();
-    assertThat(copy.tableName()).isEqualTo("t1");
+    SqlLockSettings copy = s.toBuilder().build();
+    assertThat(copy.dataSource()).containsSame(ds);
+    assertThat(copy.table()).isEqualTo("t1");
     assertThat(copy.dialect()).contains(SqlDialect.H2);
     assertThat(copy.createTableIfMissing()).isTrue();
     assertThat(copy.transientRetries()).isEqualTo(5);
@@ -119,42 +137,39 @@ class SqlLockBackendSettingsTest {
   @DisplayName(
       "statement and socket timeouts: 1 s to 1 h, and the socket's not below the statement's")
   void timeouts_are_validated() {
-    SqlLockBackendSettings s =
-        SqlLockBackendSettings.newBuilder()
+    SqlLockSettings s =
+        SqlLockSettings.newBuilder()
             .statementTimeout(Duration.ofMillis(1_500))
             .socketTimeout(Duration.ofSeconds(2))
             .build();
     assertThat(s.statementTimeoutSeconds()).as("JDBC's whole seconds, rounded up").isEqualTo(2);
     assertThat(s.toString()).contains("statementTimeout=PT1.5S, socketTimeout=PT2S");
     assertThat(
-            SqlLockBackendSettings.newBuilder()
+            SqlLockSettings.newBuilder()
                 .statementTimeout(Duration.ofHours(1))
                 .socketTimeout(Duration.ofHours(1))
                 .build()
                 .statementTimeoutSeconds())
         .isEqualTo(3600);
 
-    assertThatThrownBy(
-            () -> SqlLockBackendSettings.newBuilder().statementTimeout(Duration.ofMillis(999)))
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().statementTimeout(Duration.ofMillis(999)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("statementTimeout must be 1s..3600s, but was 999ms");
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().socketTimeout(Duration.ZERO))
+        .hasMessage("statementTimeout must be between PT1S and PT1H, but was PT0.999S");
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().socketTimeout(Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("socketTimeout must be 1s..3600s, but was 0ms");
-    assertThatThrownBy(
-            () -> SqlLockBackendSettings.newBuilder().socketTimeout(Duration.ofSeconds(-5)))
+        .hasMessage("socketTimeout must be between PT1S and PT1H, but was PT0S");
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().socketTimeout(Duration.ofSeconds(-5)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("socketTimeout must be 1s..3600s, but was -5000ms");
-    assertThatThrownBy(
-            () -> SqlLockBackendSettings.newBuilder().statementTimeout(Duration.ofMinutes(61)))
+        .hasMessage("socketTimeout must be between PT1S and PT1H, but was PT-5S");
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().statementTimeout(Duration.ofMinutes(61)))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("statementTimeout must be 1s..3600s, but was 3660000ms");
-    assertThatThrownBy(() -> SqlLockBackendSettings.newBuilder().statementTimeout(null))
+        .hasMessage("statementTimeout must be between PT1S and PT1H, but was PT1H1M");
+    assertThatThrownBy(() -> SqlLockSettings.newBuilder().statementTimeout(null))
         .isInstanceOf(NullPointerException.class)
         .hasMessage("statementTimeout");
     assertThatThrownBy(
             () ->
-                SqlLockBackendSettings.newBuilder()
+                SqlLockSettings.newBuilder()
                     .statementTimeout(Duration.ofSeconds(10))
                     .socketTimeout(Duration.ofSeconds(5))
                     .build())

@@ -1,32 +1,42 @@
 package dev.pubsubworker.backend.sql;
 
+import dev.pubsubworker.core.DurationChecks;
 import java.time.Duration;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.LongSupplier;
-import java.util.regex.Pattern;
+import javax.sql.DataSource;
 
 /**
- * Settings of a {@link SqlLockBackend}. Immutable; build with {@link #newBuilder()}, whose setters
- * validate their argument and state their default.
+ * Settings of a {@link SqlLockBackend}: the {@link DataSource} it borrows connections from, the
+ * table, the dialect and the bounds on each statement. Immutable and thread-safe; build with {@link
+ * #newBuilder()}, whose setters validate their argument (an {@link IllegalArgumentException} naming
+ * the setting and the value) and state their default; copy with {@link #toBuilder()}.
  *
  * <pre>{@code
- * SqlLockBackendSettings settings =
- *     SqlLockBackendSettings.newBuilder().tableName("orders_locks").createTableIfMissing(true).build();
+ * SqlLockSettings settings =
+ *     SqlLockSettings.newBuilder()
+ *         .dataSource(hikariDataSource)
+ *         .table("orders_locks")
+ *         .createTableIfMissing(true)
+ *         .build();
+ * SqlLockBackend backend = SqlLockBackend.create(settings);
  * }</pre>
+ *
+ * The data source is the one setting without a default. Settings without it are valid as a template
+ * (read from configuration before the pool exists, say) and are completed with {@code
+ * toBuilder().dataSource(ds).build()}; {@link SqlLockBackend#create} refuses them.
  */
-public final class SqlLockBackendSettings {
+public final class SqlLockSettings {
 
-  /** The default table name: {@value}. */
-  public static final String DEFAULT_TABLE_NAME = "pubsub_worker_locks";
+  /** The default table: {@value}. */
+  public static final String DEFAULT_TABLE = "pubsub_worker_locks";
 
   /**
    * The longest table name accepted: {@value}, so that the constraint and index names derived from
    * it (up to 12 more characters) fit PostgreSQL's 63 and MySQL's 64.
    */
-  public static final int MAX_TABLE_NAME_LENGTH = 48;
+  public static final int MAX_TABLE_LENGTH = 48;
 
   /** Default retries of a verb after a transient store error: {@value}. */
   public static final int DEFAULT_TRANSIENT_RETRIES = 3;
@@ -62,96 +72,13 @@ public final class SqlLockBackendSettings {
   /** The longest statement or socket timeout accepted: {@value #MAX_TIMEOUT_SECONDS} seconds. */
   public static final int MAX_TIMEOUT_SECONDS = 3600;
 
-  private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+  private static final Duration MIN_TIMEOUT = Duration.ofSeconds(1);
+  private static final Duration MAX_TIMEOUT = Duration.ofSeconds(MAX_TIMEOUT_SECONDS);
 
-  /** Common reserved words of SQL and the supported products; unquoted, they would not parse. */
-  private static final Set<String> RESERVED =
-      Set.of(
-          "ALL",
-          "ALTER",
-          "AND",
-          "ANY",
-          "AS",
-          "ASC",
-          "BETWEEN",
-          "BY",
-          "CASE",
-          "CAST",
-          "CHECK",
-          "COLUMN",
-          "CONSTRAINT",
-          "CREATE",
-          "CROSS",
-          "CURRENT_DATE",
-          "CURRENT_TIME",
-          "CURRENT_TIMESTAMP",
-          "CURRENT_USER",
-          "DEFAULT",
-          "DELETE",
-          "DESC",
-          "DISTINCT",
-          "DROP",
-          "ELSE",
-          "END",
-          "EXCEPT",
-          "EXISTS",
-          "FALSE",
-          "FETCH",
-          "FOR",
-          "FOREIGN",
-          "FROM",
-          "FULL",
-          "GRANT",
-          "GROUP",
-          "HAVING",
-          "IF",
-          "IN",
-          "INDEX",
-          "INNER",
-          "INSERT",
-          "INTERSECT",
-          "INTO",
-          "IS",
-          "JOIN",
-          "KEY",
-          "LEFT",
-          "LIKE",
-          "LIMIT",
-          "NATURAL",
-          "NOT",
-          "NULL",
-          "OFFSET",
-          "ON",
-          "OR",
-          "ORDER",
-          "OUTER",
-          "PRIMARY",
-          "REFERENCES",
-          "RETURNING",
-          "RIGHT",
-          "ROW",
-          "ROWS",
-          "SELECT",
-          "SET",
-          "SOME",
-          "TABLE",
-          "THEN",
-          "TO",
-          "TRUE",
-          "UNION",
-          "UNIQUE",
-          "UPDATE",
-          "USER",
-          "USING",
-          "VALUES",
-          "WHEN",
-          "WHERE",
-          "WINDOW",
-          "WITH");
+  private static final SqlLockSettings DEFAULTS = newBuilder().build();
 
-  private static final SqlLockBackendSettings DEFAULTS = newBuilder().build();
-
-  private final String tableName;
+  private final DataSource dataSource;
+  private final String table;
   private final SqlDialect dialect;
   private final boolean createTableIfMissing;
   private final int transientRetries;
@@ -159,8 +86,9 @@ public final class SqlLockBackendSettings {
   private final Duration socketTimeout;
   private final LongSupplier clockOffsetMillis;
 
-  private SqlLockBackendSettings(Builder b) {
-    this.tableName = b.tableName;
+  private SqlLockSettings(Builder b) {
+    this.dataSource = b.dataSource;
+    this.table = b.table;
     this.dialect = b.dialect;
     this.createTableIfMissing = b.createTableIfMissing;
     this.transientRetries = b.transientRetries;
@@ -170,11 +98,12 @@ public final class SqlLockBackendSettings {
   }
 
   /**
-   * The defaults: table {@value #DEFAULT_TABLE_NAME}, dialect detected, no auto-create, statement
-   * timeout {@value #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s, socket timeout {@value
-   * #DEFAULT_SOCKET_TIMEOUT_SECONDS} s.
+   * The defaults: no data source (a template, see the class comment), table {@value
+   * #DEFAULT_TABLE}, dialect detected, no auto-create, statement timeout {@value
+   * #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s, socket timeout {@value #DEFAULT_SOCKET_TIMEOUT_SECONDS}
+   * s.
    */
-  public static SqlLockBackendSettings defaults() {
+  public static SqlLockSettings defaults() {
     return DEFAULTS;
   }
 
@@ -186,7 +115,8 @@ public final class SqlLockBackendSettings {
   /** A builder initialised with these settings. */
   public Builder toBuilder() {
     Builder b = new Builder();
-    b.tableName = tableName;
+    b.dataSource = dataSource;
+    b.table = table;
     b.dialect = dialect;
     b.createTableIfMissing = createTableIfMissing;
     b.transientRetries = transientRetries;
@@ -196,9 +126,17 @@ public final class SqlLockBackendSettings {
     return b;
   }
 
+  /**
+   * The pool the backend borrows connections from, or empty in a template that has none yet. The
+   * backend never closes it.
+   */
+  public Optional<DataSource> dataSource() {
+    return Optional.ofNullable(dataSource);
+  }
+
   /** The lock table's name, a plain SQL identifier. */
-  public String tableName() {
-    return tableName;
+  public String table() {
+    return table;
   }
 
   /** The dialect, or empty to detect it from the connection's metadata. */
@@ -242,14 +180,16 @@ public final class SqlLockBackendSettings {
   /**
    * The test-only clock offset in milliseconds, added to the database's clock in every statement.
    */
-  public LongSupplier clockOffsetMillis() {
+  LongSupplier clockOffsetMillis() {
     return clockOffsetMillis;
   }
 
   @Override
   public String toString() {
-    return "SqlLockBackendSettings{tableName="
-        + tableName
+    return "SqlLockSettings{dataSource="
+        + (dataSource == null ? "none" : dataSource.getClass().getSimpleName())
+        + ", table="
+        + table
         + ", dialect="
         + (dialect == null ? "detect" : dialect)
         + ", createTableIfMissing="
@@ -263,61 +203,10 @@ public final class SqlLockBackendSettings {
         + "}";
   }
 
-  /**
-   * Checks a table name: a plain SQL identifier ({@code [A-Za-z_][A-Za-z0-9_]*}), at most {@value
-   * #MAX_TABLE_NAME_LENGTH} characters, and not a common reserved word. No quoting, no schema
-   * qualifier: the name is used verbatim in statements, so anything else is refused here.
-   *
-   * @throws NullPointerException if name is null
-   * @throws IllegalArgumentException naming the problem and the value
-   */
-  static String requireValidTableName(String name) {
-    Objects.requireNonNull(name, "tableName");
-    if (!IDENTIFIER.matcher(name).matches()) {
-      throw new IllegalArgumentException(
-          "tableName must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*: letters, digits and"
-              + " underscores, not starting with a digit; no quotes, spaces, dots or other"
-              + " characters), but was "
-              + printable(name));
-    }
-    if (name.length() > MAX_TABLE_NAME_LENGTH) {
-      throw new IllegalArgumentException(
-          "tableName must be at most "
-              + MAX_TABLE_NAME_LENGTH
-              + " characters, but was "
-              + name.length()
-              + " ("
-              + name
-              + ")");
-    }
-    if (RESERVED.contains(name.toUpperCase(Locale.ROOT))) {
-      throw new IllegalArgumentException(
-          "tableName must not be an SQL reserved word, but was " + printable(name));
-    }
-    return name;
-  }
-
-  /** The value in quotes with control characters escaped, so the message stays on one line. */
-  private static String printable(String s) {
-    StringBuilder b = new StringBuilder("'");
-    int limit = Math.min(s.length(), 80);
-    for (int i = 0; i < limit; i++) {
-      char c = s.charAt(i);
-      if (c < 0x20 || c == 0x7f) {
-        b.append(String.format("\\u%04X", (int) c));
-      } else {
-        b.append(c);
-      }
-    }
-    if (s.length() > limit) {
-      b.append("...");
-    }
-    return b.append('\'').toString();
-  }
-
-  /** Builds {@link SqlLockBackendSettings}. Not thread-safe. */
+  /** Builds {@link SqlLockSettings}. Not thread-safe. */
   public static final class Builder {
-    private String tableName = DEFAULT_TABLE_NAME;
+    private DataSource dataSource;
+    private String table = DEFAULT_TABLE;
     private SqlDialect dialect;
     private boolean createTableIfMissing;
     private int transientRetries = DEFAULT_TRANSIENT_RETRIES;
@@ -328,14 +217,24 @@ public final class SqlLockBackendSettings {
     private Builder() {}
 
     /**
-     * The lock table's name. Default {@value #DEFAULT_TABLE_NAME}.
+     * The pool to borrow connections from (a HikariCP pool, typically); the backend never closes
+     * it. Its connections may be in either auto-commit mode (one in manual mode costs one more
+     * round trip per verb to switch it). No default: {@link SqlLockBackend#create} requires it.
+     */
+    public Builder dataSource(DataSource value) {
+      this.dataSource = Objects.requireNonNull(value, "dataSource");
+      return this;
+    }
+
+    /**
+     * The lock table's name. Default {@value #DEFAULT_TABLE}.
      *
      * @throws IllegalArgumentException if it is not a plain SQL identifier ({@code
-     *     [A-Za-z_][A-Za-z0-9_]*}), is longer than {@value #MAX_TABLE_NAME_LENGTH} characters, or
-     *     is a reserved word; the message says which
+     *     [A-Za-z_][A-Za-z0-9_]*}), is longer than {@value #MAX_TABLE_LENGTH} characters, or is a
+     *     reserved word; the message says which
      */
-    public Builder tableName(String value) {
-      this.tableName = requireValidTableName(value);
+    public Builder table(String value) {
+      this.table = TableName.requireValid(value);
       return this;
     }
 
@@ -387,7 +286,8 @@ public final class SqlLockBackendSettings {
      * @throws IllegalArgumentException if not between 1 s and {@value #MAX_TIMEOUT_SECONDS} s
      */
     public Builder statementTimeout(Duration value) {
-      this.statementTimeout = requireTimeout("statementTimeout", value);
+      this.statementTimeout =
+          DurationChecks.requireBetween("statementTimeout", value, MIN_TIMEOUT, MAX_TIMEOUT);
       return this;
     }
 
@@ -406,7 +306,8 @@ public final class SqlLockBackendSettings {
      * @throws IllegalArgumentException if not between 1 s and {@value #MAX_TIMEOUT_SECONDS} s
      */
     public Builder socketTimeout(Duration value) {
-      this.socketTimeout = requireTimeout("socketTimeout", value);
+      this.socketTimeout =
+          DurationChecks.requireBetween("socketTimeout", value, MIN_TIMEOUT, MAX_TIMEOUT);
       return this;
     }
 
@@ -416,7 +317,7 @@ public final class SqlLockBackendSettings {
      * clock forward without sleeping (the contract suites' {@code advanceClock}). Default: zero.
      * Never set it in production: every process sharing the table must see the same clock.
      */
-    public Builder clockOffset(LongSupplier millis) {
+    Builder clockOffset(LongSupplier millis) {
       this.clockOffsetMillis = Objects.requireNonNull(millis, "clockOffset");
       return this;
     }
@@ -426,7 +327,7 @@ public final class SqlLockBackendSettings {
      *
      * @throws IllegalArgumentException if the socket timeout is shorter than the statement timeout
      */
-    public SqlLockBackendSettings build() {
+    public SqlLockSettings build() {
       if (socketTimeout.compareTo(statementTimeout) < 0) {
         throw new IllegalArgumentException(
             "socketTimeout must not be shorter than statementTimeout ("
@@ -435,17 +336,7 @@ public final class SqlLockBackendSettings {
                 + socketTimeout.toMillis()
                 + "ms");
       }
-      return new SqlLockBackendSettings(this);
-    }
-
-    private static Duration requireTimeout(String name, Duration value) {
-      Objects.requireNonNull(value, name);
-      if (value.compareTo(Duration.ofSeconds(1)) < 0
-          || value.compareTo(Duration.ofSeconds(MAX_TIMEOUT_SECONDS)) > 0) {
-        throw new IllegalArgumentException(
-            name + " must be 1s.." + MAX_TIMEOUT_SECONDS + "s, but was " + value.toMillis() + "ms");
-      }
-      return value;
+      return new SqlLockSettings(this);
     }
   }
 }

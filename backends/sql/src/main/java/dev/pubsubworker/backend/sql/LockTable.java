@@ -1,0 +1,312 @@
+package dev.pubsubworker.backend.sql;
+
+import dev.pubsubworker.core.LockBackendException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The lock table as the verbs reach it: connections borrowed from the {@link DataSource} with the
+ * socket timeout set, statements prepared from {@link SqlStatements} with the statement timeout and
+ * the key and clock offset bound, a verb retried as a whole after a transient error, and failures
+ * turned into {@link LockBackendException}s that name the verb and the table (never the key).
+ *
+ * <p>Thread-safe and stateless apart from the {@link DataSource}.
+ */
+final class LockTable {
+
+  private static final Logger log = LoggerFactory.getLogger(LockTable.class);
+
+  /**
+   * Where a driver runs the work of applying a network timeout: on the calling thread (the
+   * supported drivers only set a socket option).
+   */
+  private static final Executor DIRECT = Runnable::run;
+
+  /** One SQL step of a verb, on a borrowed connection in auto-commit mode. */
+  @FunctionalInterface
+  interface SqlCall<R> {
+    R run(Connection c) throws SQLException;
+  }
+
+  /** A row's state and fence, as {@link #readState} found them. */
+  record StateAndFence(String state, long fence) {}
+
+  private final DataSource dataSource;
+  private final SqlLockSettings settings;
+  private final SqlDialect dialect;
+  private final SqlStatements sql;
+  private final String namespace;
+  private final int socketTimeoutMillis;
+
+  private LockTable(DataSource dataSource, SqlLockSettings settings, SqlDialect dialect) {
+    this.dataSource = dataSource;
+    this.settings = settings;
+    this.dialect = dialect;
+    this.sql = new SqlStatements(dialect, settings.table());
+    this.namespace = "SQL table '" + settings.table() + "' (" + dialect + ")";
+    this.socketTimeoutMillis = (int) settings.socketTimeout().toMillis();
+  }
+
+  /**
+   * The table of {@code settings}. Opens one connection if the dialect must be detected or the
+   * table created, none otherwise.
+   *
+   * @throws IllegalArgumentException if the settings have no data source, or the database is not
+   *     one of the supported products and no dialect was set
+   * @throws LockBackendException if detecting the dialect or creating the table failed in the store
+   */
+  static LockTable open(SqlLockSettings settings) {
+    DataSource dataSource =
+        settings
+            .dataSource()
+            .orElseThrow(
+                () ->
+                    new IllegalArgumentException(
+                        "SqlLockSettings have no dataSource; set one with"
+                            + " SqlLockSettings.Builder.dataSource"));
+    SqlDialect dialect = settings.dialect().orElse(null);
+    if (dialect == null || settings.createTableIfMissing()) {
+      String table = settings.table();
+      try (Connection c = dataSource.getConnection()) {
+        setNetworkTimeout(c, (int) settings.socketTimeout().toMillis());
+        if (dialect == null) {
+          dialect = SqlDialect.detect(c.getMetaData()).orElseThrow(() -> unsupported(c, table));
+          log.debug("SQL table '{}': detected dialect {}", table, dialect);
+        }
+        if (settings.createTableIfMissing()) {
+          createTable(c, dialect, table);
+        }
+      } catch (SQLException e) {
+        throw new LockBackendException(
+            "start-up failed on SQL table '"
+                + table
+                + "'"
+                + (dialect == null ? " while detecting the dialect" : " (" + dialect + ")")
+                + stateOf(e),
+            e);
+      }
+    }
+    return new LockTable(dataSource, settings, dialect);
+  }
+
+  SqlDialect dialect() {
+    return dialect;
+  }
+
+  SqlLockSettings settings() {
+    return settings;
+  }
+
+  /** The table's statements in its dialect. */
+  SqlStatements sql() {
+    return sql;
+  }
+
+  /** "SQL table 'name' (DIALECT)", for messages and logs. */
+  String namespace() {
+    return namespace;
+  }
+
+  /**
+   * Runs a verb on a pooled connection, retrying it as a whole after a transient error (each
+   * statement of a verb commits on its own and is safe to repeat: the claim token makes a claim
+   * idempotent, the fence the other verbs).
+   *
+   * @throws LockBackendException for any other failure, or a transient one that outlasts the
+   *     retries
+   */
+  <R> R execute(String verb, SqlCall<R> call) {
+    for (int attempt = 0; ; attempt++) {
+      try (Connection c = dataSource.getConnection()) {
+        boundSocket(c);
+        if (!c.getAutoCommit()) {
+          c.setAutoCommit(true);
+        }
+        return call.run(c);
+      } catch (SQLException e) {
+        if (attempt < settings.transientRetries() && SqlErrors.isTransient(e)) {
+          log.debug(
+              "{} on {} hit a transient error (SQLState {}); retry {} of {}",
+              verb,
+              namespace,
+              e.getSQLState(),
+              attempt + 1,
+              settings.transientRetries());
+          pause(attempt);
+          continue;
+        }
+        throw failure(verb, e);
+      }
+    }
+  }
+
+  /** A connection from the pool, as it comes (for the transactional run). */
+  Connection borrow() throws SQLException {
+    return dataSource.getConnection();
+  }
+
+  /** The row's state and fence, or null if there is no row. */
+  StateAndFence readState(Connection c, String key) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql.readState, params(key));
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? new StateAndFence(rs.getString("state"), rs.getLong("fence")) : null;
+    }
+  }
+
+  int update(Connection c, SqlTemplate template, SqlTemplate.Params p) throws SQLException {
+    try (PreparedStatement ps = prepare(c, template, p)) {
+      return ps.executeUpdate();
+    }
+  }
+
+  /** Prepares one of this table's statements, bounded by the statement timeout. */
+  PreparedStatement prepare(Connection c, SqlTemplate template, SqlTemplate.Params p)
+      throws SQLException {
+    PreparedStatement ps = template.prepare(c, p);
+    try {
+      ps.setQueryTimeout(settings.statementTimeoutSeconds());
+      return ps;
+    } catch (SQLException | RuntimeException e) {
+      ps.close();
+      throw e;
+    }
+  }
+
+  /** Parameters with the key (as text or UTF-8 bytes, per dialect) and the clock offset. */
+  SqlTemplate.Params params(String key) {
+    SqlTemplate.Params p = new SqlTemplate.Params().set("offset", offset());
+    return dialect.storesKeysAsBytes()
+        ? p.set("key", key.getBytes(StandardCharsets.UTF_8))
+        : p.set("key", key);
+  }
+
+  /** The test clock offset in milliseconds, zero outside tests. */
+  long offset() {
+    return settings.clockOffsetMillis().getAsLong();
+  }
+
+  /**
+   * Bounds every wait for the database's bytes on {@code c} by the socket timeout. A driver that
+   * cannot (none of the supported ones) leaves it to the pool's own settings.
+   */
+  void boundSocket(Connection c) throws SQLException {
+    setNetworkTimeout(c, socketTimeoutMillis);
+  }
+
+  void boundSocketQuietly(Connection c, Throwable primary) {
+    try {
+      boundSocket(c);
+    } catch (SQLException e) {
+      primary.addSuppressed(e);
+    }
+  }
+
+  static void setNetworkTimeout(Connection c, int millis) throws SQLException {
+    try {
+      c.setNetworkTimeout(DIRECT, millis);
+    } catch (SQLFeatureNotSupportedException e) {
+      log.debug("the JDBC driver has no network timeout; the pool's settings apply");
+    }
+  }
+
+  /** The connection's network timeout in milliseconds, 0 for none (or a driver without one). */
+  static int networkTimeoutOf(Connection c) throws SQLException {
+    try {
+      return c.getNetworkTimeout();
+    } catch (SQLFeatureNotSupportedException e) {
+      return 0;
+    }
+  }
+
+  /**
+   * Rolls back; if that fails (the database stopped answering), aborts the connection, so that
+   * nothing later on it — restoring auto-commit, which commits an open transaction, or the pool's
+   * reset — can commit the work's writes and DONE after the caller reported them rolled back.
+   */
+  static void rollbackQuietly(Connection c, Throwable primary) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      primary.addSuppressed(e);
+      try {
+        c.abort(Runnable::run);
+      } catch (SQLException | RuntimeException abortFailed) {
+        primary.addSuppressed(abortFailed);
+      }
+    }
+  }
+
+  void closeQuietly(Connection c, Throwable primary) {
+    try {
+      c.close();
+    } catch (SQLException e) {
+      if (primary != null) {
+        primary.addSuppressed(e);
+      } else {
+        log.debug("closing a connection of {} failed", namespace, e);
+      }
+    }
+  }
+
+  LockBackendException failure(String verb, SQLException e) {
+    return new LockBackendException(verb + " failed on " + namespace + stateOf(e), e);
+  }
+
+  private static String stateOf(SQLException e) {
+    return e.getSQLState() == null ? "" : " (SQLState " + e.getSQLState() + ")";
+  }
+
+  private static void pause(int attempt) {
+    long maxMillis = 10L << Math.min(attempt, 6);
+    LockSupport.parkNanos(
+        TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(1, maxMillis + 1)));
+  }
+
+  private static void createTable(Connection c, SqlDialect dialect, String table)
+      throws SQLException {
+    if (!c.getAutoCommit()) {
+      c.setAutoCommit(true);
+    }
+    try {
+      Schema.create(c, dialect, table);
+    } catch (SQLException e) {
+      // Another process may have created it at the same moment (PostgreSQL's IF NOT EXISTS is not
+      // race-free): fine if the table is there now.
+      SqlStatements probe = new SqlStatements(dialect, table);
+      try (PreparedStatement ps = c.prepareStatement(probe.probe.sql())) {
+        ps.executeQuery().close();
+        log.debug("SQL table '{}' ({}): created concurrently by another process", table, dialect);
+      } catch (SQLException notThere) {
+        e.addSuppressed(notThere);
+        throw e;
+      }
+    }
+  }
+
+  private static IllegalArgumentException unsupported(Connection c, String table) {
+    String product;
+    try {
+      product = c.getMetaData().getDatabaseProductName();
+    } catch (SQLException e) {
+      product = "unknown";
+    }
+    return new IllegalArgumentException(
+        "SQL table '"
+            + table
+            + "': the database product '"
+            + product
+            + "' is not supported; supported are PostgreSQL, MariaDB, MySQL and H2 (set"
+            + " SqlLockSettings.Builder.dialect to force one)");
+  }
+}
