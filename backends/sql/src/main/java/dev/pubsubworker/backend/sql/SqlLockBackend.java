@@ -30,7 +30,7 @@ import javax.sql.DataSource;
  *             .dataSource(hikariDataSource)
  *             .table("pubsub_worker_locks")
  *             .build());
- * IdempotencyGuard guard = IdempotencyGuard.builder(backend).build();
+ * IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).build();
  * }</pre>
  *
  * <h2>Semantics</h2>
