@@ -12,8 +12,8 @@ import picocli.CommandLine.IVersionProvider;
  * The {@code pubsub-worker} command line: the main class of the executable jar.
  *
  * <pre>
- * java -jar worker-runtime.jar run --config worker.conf
- * java -jar worker-runtime.jar check-config --config worker.conf
+ * java -jar pubsub-worker.jar run --config worker.conf
+ * java -jar pubsub-worker.jar check-config --config worker.conf
  * </pre>
  */
 @Command(
