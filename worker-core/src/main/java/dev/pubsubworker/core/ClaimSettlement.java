@@ -78,7 +78,7 @@ final class ClaimSettlement {
               + " key; the work's transaction was rolled back and the new holder runs it",
           keyLogFormat.apply(key),
           claim.fence());
-      events.fencedOut(key, claim.fence());
+      events.fencedOutRolledBack(key, claim.fence());
       return new LockResult.Executed<>(value, claim.fence(), Completion.FENCED_OUT_ROLLED_BACK);
     }
     events.completed(key, claim.fence(), workTime);

@@ -53,6 +53,10 @@ final class GuardEvents {
     each("fencedOut", l -> l.fencedOut(key, fence));
   }
 
+  void fencedOutRolledBack(String key, long fence) {
+    each("fencedOutRolledBack", l -> l.fencedOutRolledBack(key, fence));
+  }
+
   void completeFailed(String key, long fence, RuntimeException error) {
     each("completeFailed", l -> l.completeFailed(key, fence, error));
   }

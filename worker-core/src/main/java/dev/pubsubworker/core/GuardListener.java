@@ -62,6 +62,13 @@ public interface GuardListener {
   /** The work succeeded but {@code complete} found the fence stale. */
   default void fencedOut(String key, long fence) {}
 
+  /**
+   * A transactional work's commit found the fence stale: its transaction was rolled back, so its
+   * effects are gone and the new holder runs the work (unlike {@link #fencedOut}, nothing ran
+   * twice).
+   */
+  default void fencedOutRolledBack(String key, long fence) {}
+
   /** The work succeeded but {@code complete} (or a mutex's release) failed in the store. */
   default void completeFailed(String key, long fence, RuntimeException error) {}
 

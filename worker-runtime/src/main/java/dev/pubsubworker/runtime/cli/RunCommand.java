@@ -51,7 +51,7 @@ final class RunCommand implements Callable<Integer> {
           Worker.create(
               settings,
               plugins,
-              observability.guardListeners(),
+              observability::guardListeners,
               observability.dispatchListeners(),
               settings.logging().keyFormat().renderer());
       // Serving before the subscribers start lets probes see "alive, not ready" during start-up.

@@ -16,8 +16,6 @@ final class JdbcUrlSyntax {
 
   private static final Pattern NETWORK =
       Pattern.compile("jdbc:(postgresql|mysql|mariadb)://([^/?#]*)(/[^?#]*)?([?#].*)?");
-  private static final Pattern HOST =
-      Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+)(?::(\\d{1,5}))?");
 
   private JdbcUrlSyntax() {}
 
@@ -36,15 +34,12 @@ final class JdbcUrlSyntax {
       }
       for (String host : m.group(2).split(",", -1)) {
         String hostPort = host.contains("@") ? host.substring(host.lastIndexOf('@') + 1) : host;
-        Matcher h = HOST.matcher(hostPort);
-        if (!h.matches()) {
-          return Optional.of("has an invalid host '" + hostPort + "' in " + shown);
-        }
-        if (h.group(2) != null) {
-          int port = Integer.parseInt(h.group(2));
-          if (port < 1 || port > 65535) {
-            return Optional.of("has a port outside 1..65535 in " + shown);
-          }
+        Optional<HostPortSyntax.Problem> p = HostPortSyntax.check(hostPort, false);
+        if (p.isPresent()) {
+          return Optional.of(
+              p.get() == HostPortSyntax.Problem.PORT_RANGE
+                  ? "has a port outside 1..65535 in " + shown
+                  : "has an invalid host '" + hostPort + "' in " + shown);
         }
       }
     } else if (url.matches("jdbc:(mysql|mariadb):.*")) {

@@ -1,8 +1,7 @@
 package dev.pubsubworker.runtime.config;
 
+import com.google.common.hash.Hashing;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.function.UnaryOperator;
 
@@ -19,11 +18,7 @@ public enum KeyLogFormat {
   }
 
   private static String hash(String key) {
-    try {
-      byte[] d = MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8));
-      return "sha256:" + HexFormat.of().formatHex(d, 0, 8);
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
+    byte[] d = Hashing.sha256().hashString(key, StandardCharsets.UTF_8).asBytes();
+    return "sha256:" + HexFormat.of().formatHex(d, 0, 8);
   }
 }

@@ -583,17 +583,14 @@ public record WorkerConfig(
     if (value.isEmpty()) {
       return;
     }
-    java.util.regex.Matcher m =
-        java.util.regex.Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+):(\\d{1,5})")
-            .matcher(value);
-    if (!m.matches()) {
-      r.problem(key, "must be host:port, such as 127.0.0.1:8085, but was '" + value + "'");
-      return;
-    }
-    int port = Integer.parseInt(m.group(2));
-    if (port < 1 || port > 65535) {
-      r.problem(key, "must have a port in 1..65535, but was '" + value + "'");
-    }
+    HostPortSyntax.check(value, true)
+        .ifPresent(
+            p ->
+                r.problem(
+                    key,
+                    p == HostPortSyntax.Problem.PORT_RANGE
+                        ? "must have a port in 1..65535, but was '" + value + "'"
+                        : "must be host:port, such as 127.0.0.1:8085, but was '" + value + "'"));
   }
 
   /** Object keys in the order of their origin line, so output follows the file. */

@@ -2,14 +2,26 @@ package dev.pubsubworker.runtime.observability;
 
 import java.util.List;
 
-/** The MDC keys the dispatcher sets on handler threads (see {@code GuardedDispatcher}). */
-final class MdcKeys {
+/**
+ * The MDC keys the dispatcher sets on handler threads (see {@code GuardedDispatcher}) and the log
+ * layouts read: the one place their names are spelled.
+ */
+public final class MdcKeys {
 
-  static final String SUBSCRIPTION = "subscription";
-  static final String MESSAGE_ID = "messageId";
-  static final String DELIVERY_ATTEMPT = "deliveryAttempt";
-  static final String KEY = "key";
-  static final String FENCE = "fence";
+  /** MDC key. */
+  public static final String SUBSCRIPTION = "subscription";
+
+  /** MDC key. */
+  public static final String MESSAGE_ID = "messageId";
+
+  /** MDC key. */
+  public static final String DELIVERY_ATTEMPT = "deliveryAttempt";
+
+  /** MDC key. */
+  public static final String KEY = "key";
+
+  /** MDC key. */
+  public static final String FENCE = "fence";
 
   /** In the order JSON log lines carry them. */
   static final List<String> ALL = List.of(SUBSCRIPTION, MESSAGE_ID, DELIVERY_ATTEMPT, KEY, FENCE);

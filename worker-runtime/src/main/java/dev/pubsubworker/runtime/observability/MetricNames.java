@@ -143,13 +143,6 @@ public final class MetricNames {
   /** {@link #VERB} of the readiness probe's read. */
   public static final String INSPECT = "inspect";
 
-  /**
-   * {@link #SUBSCRIPTION} of a guard event that cannot be tied to a subscription: one raised
-   * outside a handler thread for a claim the metrics did not see being made (for example a lease
-   * extension after the claim registry was reset).
-   */
-  public static final String UNATTRIBUTED = "unattributed";
-
   private MetricNames() {}
 
   /** An enum constant as a tag value: lower case, underscores as dashes. */

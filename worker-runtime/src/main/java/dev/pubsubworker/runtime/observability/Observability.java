@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (Observability obs = Observability.create(config)) {
- *   Worker worker = Worker.create(config, plugins, obs.guardListeners(), obs.dispatchListeners(), keys);
+ *   Worker worker = Worker.create(config, plugins, obs::guardListeners, obs.dispatchListeners(), keys);
  *   obs.start(worker);   // /healthz 200, /readyz 503 until the subscribers pull
  *   worker.start();
  *   worker.awaitStopped();
@@ -123,9 +123,12 @@ public final class Observability implements AutoCloseable {
     return metrics;
   }
 
-  /** What to pass to {@link Worker#create} as guard listeners. */
-  public List<GuardListener> guardListeners() {
-    return List.of(metrics, freshness);
+  /**
+   * The listeners of subscription {@code subscriptionId}'s guard: what to pass to {@link
+   * Worker#create} as {@code observability::guardListeners}.
+   */
+  public List<GuardListener> guardListeners(String subscriptionId) {
+    return List.of(metrics.guardListener(subscriptionId), freshness);
   }
 
   /** What to pass to {@link Worker#create} as dispatch listeners. */

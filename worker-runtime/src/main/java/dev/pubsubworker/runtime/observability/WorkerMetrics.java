@@ -19,31 +19,20 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * The worker's metrics (names in {@link MetricNames}): a {@link MeterBinder} that observes the
- * dispatcher as a {@link DispatchListener} and the guard as a {@link GuardListener}.
+ * dispatcher as a {@link DispatchListener} and each subscription's guard through the {@link
+ * GuardListener} {@link #guardListener} binds to that subscription.
  *
  * <p>Every configured subscription's counters and gauge are registered at zero when bound, so rates
  * and alerts work from the first scrape. Histogram timers appear with their first sample. Events
  * that arrive before {@link #bindTo} are dropped.
  *
- * <p><b>Subscription of guard events.</b> Guard events carry no subscription. Those raised on a
- * handler thread take it from the MDC key {@code subscription} the dispatcher sets; those raised by
- * the heartbeat (lease extended, lease lost) look up the subscription under which the claim (key
- * and fence) was won, remembered from its {@code claimed} event until the claim ends. An event that
- * matches neither is tagged {@value MetricNames#UNATTRIBUTED}. The registry of live claims is
- * bounded ({@value #MAX_TRACKED_CLAIMS} entries): when full (claims whose release failed are never
- * removed) it is cleared, and attribution of the claims in flight at that moment is lost.
- *
  * <p>Thread-safe. No listener method ever throws: a failure is logged (once at WARN, then at DEBUG)
  * and the event dropped, so metrics never change the worker's control flow.
  */
-public final class WorkerMetrics implements MeterBinder, GuardListener, DispatchListener {
-
-  /** The most claims whose subscription is remembered for heartbeat events. */
-  static final int MAX_TRACKED_CLAIMS = 10_000;
+public final class WorkerMetrics implements MeterBinder, DispatchListener {
 
   private static final Logger log = LoggerFactory.getLogger(WorkerMetrics.class);
 
@@ -87,7 +76,6 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
 
   private final List<String> subscriptions;
   private final Map<String, SubscriptionMeters> bySubscription = new ConcurrentHashMap<>();
-  private final Map<ClaimId, String> claimSubscriptions = new ConcurrentHashMap<>();
   private final Map<StoreCall, Timer> storeTimers = new ConcurrentHashMap<>();
   private final AtomicBoolean warned = new AtomicBoolean();
   private volatile MeterRegistry registry;
@@ -167,70 +155,12 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
         });
   }
 
-  // GuardListener
-
-  @Override
-  public void claimed(String key, long fence, boolean reclaim) {
-    safely(
-        () -> {
-          String subscription = MDC.get(MdcKeys.SUBSCRIPTION);
-          if (subscription != null) {
-            if (claimSubscriptions.size() >= MAX_TRACKED_CLAIMS) {
-              claimSubscriptions.clear();
-            }
-            claimSubscriptions.put(new ClaimId(key, fence), subscription);
-          }
-          SubscriptionMeters m = meters(subscriptionOf(key, fence));
-          (reclaim ? m.reclaims : m.firstClaims).increment();
-        });
-  }
-
-  @Override
-  public void completed(String key, long fence, Duration workTime) {
-    safely(() -> claimSubscriptions.remove(new ClaimId(key, fence)));
-  }
-
-  @Override
-  public void released(String key, long fence, boolean afterFailure) {
-    safely(() -> claimSubscriptions.remove(new ClaimId(key, fence)));
-  }
-
-  @Override
-  public void leaseExtended(String key, long fence) {
-    safely(() -> meters(subscriptionOf(key, fence)).leaseExtensions.increment());
-  }
-
-  @Override
-  public void leaseLost(String key, long fence, LeaseLoss cause) {
-    safely(() -> meters(subscriptionOf(key, fence)).leasesLost.get(cause).increment());
-  }
-
-  @Override
-  public void fencedOut(String key, long fence) {
-    safely(
-        () -> {
-          meters(subscriptionOf(key, fence)).fencedOut.increment();
-          claimSubscriptions.remove(new ClaimId(key, fence));
-        });
-  }
-
-  @Override
-  public void completeFailed(String key, long fence, RuntimeException error) {
-    safely(
-        () -> {
-          meters(subscriptionOf(key, fence)).completeFailed.increment();
-          claimSubscriptions.remove(new ClaimId(key, fence));
-        });
-  }
-
-  @Override
-  public void fingerprintMismatch(String key) {
-    safely(() -> meters(currentSubscription()).fingerprintMismatches.increment());
-  }
-
-  @Override
-  public void backendCall(Verb verb, Duration latency, boolean succeeded) {
-    safely(() -> lockStoreCall(MetricNames.tagValue(verb), latency, succeeded));
+  /**
+   * The listener for the guard of subscription {@code subscriptionId}: its events are recorded
+   * under that subscription (lock-store call timings under no subscription).
+   */
+  public GuardListener guardListener(String subscriptionId) {
+    return new SubscriptionGuardListener(subscriptionId);
   }
 
   /** Records one lock-store call by {@code verb} (also the readiness probe's). Never throws. */
@@ -257,25 +187,6 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
         });
   }
 
-  /** How many claims the heartbeat attribution currently remembers (for tests). */
-  int trackedClaims() {
-    return claimSubscriptions.size();
-  }
-
-  private String subscriptionOf(String key, long fence) {
-    String fromMdc = MDC.get(MdcKeys.SUBSCRIPTION);
-    if (fromMdc != null) {
-      return fromMdc;
-    }
-    String claimed = claimSubscriptions.get(new ClaimId(key, fence));
-    return claimed != null ? claimed : MetricNames.UNATTRIBUTED;
-  }
-
-  private static String currentSubscription() {
-    String fromMdc = MDC.get(MdcKeys.SUBSCRIPTION);
-    return fromMdc != null ? fromMdc : MetricNames.UNATTRIBUTED;
-  }
-
   /** The subscription's meters, registering them on first use; detached ones before binding. */
   private SubscriptionMeters meters(String subscription) {
     MeterRegistry r = registry;
@@ -297,7 +208,54 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
     }
   }
 
-  private record ClaimId(String key, long fence) {}
+  /** One subscription's guard events. */
+  private final class SubscriptionGuardListener implements GuardListener {
+
+    private final String subscription;
+
+    SubscriptionGuardListener(String subscription) {
+      this.subscription = subscription;
+    }
+
+    @Override
+    public void claimed(String key, long fence, boolean reclaim) {
+      safely(
+          () -> {
+            SubscriptionMeters m = meters(subscription);
+            (reclaim ? m.reclaims : m.firstClaims).increment();
+          });
+    }
+
+    @Override
+    public void leaseExtended(String key, long fence) {
+      safely(() -> meters(subscription).leaseExtensions.increment());
+    }
+
+    @Override
+    public void leaseLost(String key, long fence, GuardListener.LeaseLoss cause) {
+      safely(() -> meters(subscription).leasesLost.get(cause).increment());
+    }
+
+    @Override
+    public void fencedOut(String key, long fence) {
+      safely(() -> meters(subscription).fencedOut.increment());
+    }
+
+    @Override
+    public void completeFailed(String key, long fence, RuntimeException error) {
+      safely(() -> meters(subscription).completeFailed.increment());
+    }
+
+    @Override
+    public void fingerprintMismatch(String key) {
+      safely(() -> meters(subscription).fingerprintMismatches.increment());
+    }
+
+    @Override
+    public void backendCall(Verb verb, Duration latency, boolean succeeded) {
+      safely(() -> lockStoreCall(MetricNames.tagValue(verb), latency, succeeded));
+    }
+  }
 
   private record StoreCall(String verb, boolean succeeded) {}
 
@@ -307,8 +265,7 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
     /** Absorbs events before binding: meters of a throwaway registry nobody scrapes. */
     static final SubscriptionMeters DETACHED =
         new SubscriptionMeters(
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry(),
-            MetricNames.UNATTRIBUTED);
+            new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), "detached");
 
     private final MeterRegistry registry;
     private final String subscription;
@@ -320,7 +277,8 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
     final Counter firstClaims;
     final Counter reclaims;
     final Counter leaseExtensions;
-    final Map<LeaseLoss, Counter> leasesLost = new EnumMap<>(LeaseLoss.class);
+    final Map<GuardListener.LeaseLoss, Counter> leasesLost =
+        new EnumMap<>(GuardListener.LeaseLoss.class);
     final Counter fencedOut;
     final Counter completeFailed;
     final Counter fingerprintMismatches;
@@ -355,7 +313,7 @@ public final class WorkerMetrics implements MeterBinder, GuardListener, Dispatch
       leaseExtensions =
           counter(MetricNames.LEASE_EXTENSIONS, "Leases extended by the heartbeat")
               .register(registry);
-      for (LeaseLoss cause : LeaseLoss.values()) {
+      for (GuardListener.LeaseLoss cause : GuardListener.LeaseLoss.values()) {
         leasesLost.put(
             cause,
             counter(MetricNames.LEASES_LOST, "Leases lost while the handler ran, by cause")

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.pubsub;
 
 import com.google.cloud.pubsub.v1.AckResponse;
 import com.google.cloud.pubsub.v1.Subscriber;
+import com.google.common.hash.Hashing;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.api.HandlerContext;
 import dev.pubsubworker.api.InboundMessage;
@@ -15,12 +16,10 @@ import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.WorkContext;
 import dev.pubsubworker.runtime.config.GuardMode;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import dev.pubsubworker.runtime.observability.MdcKeys;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HexFormat;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.UnaryOperator;
@@ -40,6 +39,7 @@ import org.slf4j.MDC;
  *   <tr><td>handler threw</td><td>nack, the error logged once</td></tr>
  *   <tr><td>no (valid) key</td><td>nack (fail closed), unless allow-unguarded: run, ack</td></tr>
  *   <tr><td>complete failed / fenced out after success</td><td>ack, ERROR for alerting</td></tr>
+ *   <tr><td>fenced out at a transactional commit (rolled back)</td><td>ack, no alert</td></tr>
  *   <tr><td>lock store failed before the handler</td><td>nack, ERROR</td></tr>
  *   <tr><td>arrived after the worker began stopping</td><td>nack, nothing runs</td></tr>
  * </table>
@@ -126,9 +126,9 @@ final class GuardedDispatcher {
     }
     InboundMessage message = toInbound(pubsub);
     listener.inFlight(config.id(), 1);
-    MDC.put("subscription", config.id());
-    MDC.put("messageId", message.messageId());
-    MDC.put("deliveryAttempt", Integer.toString(message.deliveryAttempt()));
+    MDC.put(MdcKeys.SUBSCRIPTION, config.id());
+    MDC.put(MdcKeys.MESSAGE_ID, message.messageId());
+    MDC.put(MdcKeys.DELIVERY_ATTEMPT, Integer.toString(message.deliveryAttempt()));
     long started = System.nanoTime();
     Outcome outcome = Outcome.FAILED;
     try {
@@ -148,11 +148,11 @@ final class GuardedDispatcher {
       }
       inFlight.remove(id);
       listener.inFlight(config.id(), -1);
-      MDC.remove("subscription");
-      MDC.remove("messageId");
-      MDC.remove("deliveryAttempt");
-      MDC.remove("key");
-      MDC.remove("fence");
+      MDC.remove(MdcKeys.SUBSCRIPTION);
+      MDC.remove(MdcKeys.MESSAGE_ID);
+      MDC.remove(MdcKeys.DELIVERY_ATTEMPT);
+      MDC.remove(MdcKeys.KEY);
+      MDC.remove(MdcKeys.FENCE);
     }
   }
 
@@ -187,8 +187,11 @@ final class GuardedDispatcher {
       return unkeyed(message, entry, "invalid key: " + e.getMessage());
     }
     entry.key = k;
-    MDC.put("key", keyLogFormat.apply(k));
-    CallOptions callOptions = config.fingerprint() ? options.fingerprint(sha256(message)) : options;
+    MDC.put(MdcKeys.KEY, keyLogFormat.apply(k));
+    CallOptions callOptions =
+        config.fingerprint()
+            ? options.fingerprint(Hashing.sha256().hashBytes(message.dataBuffer()).toString())
+            : options;
     try {
       if (config.guard() == GuardMode.MUTEX) {
         guard.mutex(k, callOptions, ctx -> invoke(message, entry, ctx));
@@ -198,7 +201,8 @@ final class GuardedDispatcher {
       if (result instanceof LockResult.Executed<Void> executed) {
         return switch (executed.completion()) {
           case COMPLETED -> Outcome.PROCESSED;
-          case FENCED_OUT, FENCED_OUT_ROLLED_BACK -> Outcome.FENCED_OUT;
+          case FENCED_OUT -> Outcome.FENCED_OUT;
+          case FENCED_OUT_ROLLED_BACK -> Outcome.FENCED_OUT_ROLLED_BACK;
           case COMPLETE_FAILED -> Outcome.COMPLETE_FAILED;
         };
       }
@@ -240,7 +244,7 @@ final class GuardedDispatcher {
       throw new InterruptedException("abandoned at shutdown before the handler started");
     }
     entry.fence = ctx.fencingToken();
-    MDC.put("fence", Long.toString(ctx.fencingToken()));
+    MDC.put(MdcKeys.FENCE, Long.toString(ctx.fencingToken()));
     handler.handle(message, new GuardedContext(config.id(), ctx));
     return null;
   }
@@ -351,16 +355,6 @@ final class GuardedDispatcher {
         m.getOrderingKey(),
         Instant.ofEpochSecond(m.getPublishTime().getSeconds(), m.getPublishTime().getNanos()),
         attempt == null ? 0 : attempt);
-  }
-
-  private static String sha256(InboundMessage message) {
-    try {
-      MessageDigest digest = MessageDigest.getInstance("SHA-256");
-      digest.update(message.dataBuffer());
-      return HexFormat.of().formatHex(digest.digest());
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException("SHA-256 is required of every Java platform", e);
-    }
   }
 
   private record GuardedContext(String subscription, WorkContext work) implements HandlerContext {

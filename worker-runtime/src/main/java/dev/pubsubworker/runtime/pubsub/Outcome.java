@@ -16,6 +16,12 @@ public enum Outcome {
   UNGUARDED(true),
   /** The handler ran, but its claim was taken over before DONE was written: acked, alert. */
   FENCED_OUT(true),
+  /**
+   * The handler ran in the lock store's transaction, but its claim was taken over before the
+   * commit: the transaction was rolled back and the new holder runs the work. Acked, no alert:
+   * nothing ran twice.
+   */
+  FENCED_OUT_ROLLED_BACK(true),
   /** The handler ran, but writing DONE failed in the lock store: acked, alert. */
   COMPLETE_FAILED(true),
   /** The payload's fingerprint differs from the key's and the policy rejects it: nacked. */

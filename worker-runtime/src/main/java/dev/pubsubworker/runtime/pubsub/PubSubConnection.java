@@ -158,11 +158,6 @@ public final class PubSubConnection implements AutoCloseable {
     }
   }
 
-  /** Whether this connection goes to an emulator. */
-  public boolean isEmulator() {
-    return emulatorChannel != null;
-  }
-
   /** The channel provider for clients; empty means the client's default. */
   public Optional<TransportChannelProvider> channelProvider() {
     return emulatorChannel == null

@@ -69,17 +69,17 @@ public final class SubscriptionSet {
 
   private final List<SubscriptionRunner> runners;
   private final InFlight inFlight;
-  private final IdempotencyGuard guard;
+  private final Map<String, IdempotencyGuard> guards;
   private final DispatchListener listener;
 
   private SubscriptionSet(
       List<SubscriptionRunner> runners,
       InFlight inFlight,
-      IdempotencyGuard guard,
+      Map<String, IdempotencyGuard> guards,
       DispatchListener listener) {
     this.runners = runners;
     this.inFlight = inFlight;
-    this.guard = guard;
+    this.guards = guards;
     this.listener = listener;
   }
 
@@ -89,7 +89,7 @@ public final class SubscriptionSet {
    *
    * @param config the worker's settings
    * @param handlers the handlers by name; every subscription's handler must be among them
-   * @param guard the guard the handlers run under
+   * @param guards each subscription's guard, by subscription id; every subscription's must be there
    * @param listener observes dispatch outcomes
    * @param connection the Pub/Sub connection
    * @param streams told each subscription's path, so its stream failures carry the subscription's
@@ -102,7 +102,7 @@ public final class SubscriptionSet {
   public static SubscriptionSet start(
       WorkerConfig config,
       Map<String, MessageHandler> handlers,
-      IdempotencyGuard guard,
+      Map<String, IdempotencyGuard> guards,
       DispatchListener listener,
       PubSubConnection connection,
       StreamHealth streams,
@@ -131,12 +131,12 @@ public final class SubscriptionSet {
       SubscriptionConfig s = subs.get(i);
       GuardedDispatcher dispatcher =
           new GuardedDispatcher(
-              s, handlers.get(s.handler()), guard, listener, inFlight, keyLogFormat);
+              s, handlers.get(s.handler()), guards.get(s.id()), listener, inFlight, keyLogFormat);
       runners.add(
           new SubscriptionRunner(
               s, facts.get(i), dispatcher, connection, shutdownTimeout, onFailure));
     }
-    SubscriptionSet set = new SubscriptionSet(runners, inFlight, guard, listener);
+    SubscriptionSet set = new SubscriptionSet(runners, inFlight, Map.copyOf(guards), listener);
     try {
       for (SubscriptionRunner r : runners) {
         r.start(START_TIMEOUT);
@@ -222,7 +222,7 @@ public final class SubscriptionSet {
                 WorkContext context = e.context;
                 if (context != null) {
                   try {
-                    if (guard.abandon(context)) {
+                    if (guards.get(e.subscription).abandon(context)) {
                       releasedEntries.add(e);
                     }
                   } catch (RuntimeException failure) {

@@ -11,7 +11,6 @@ import com.google.inject.spi.ErrorDetail;
 import com.google.inject.spi.Message;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.GuardListener;
-import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.runtime.config.ConfigProblem;
@@ -36,6 +35,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -71,6 +71,7 @@ public final class Worker {
   private final Injector injector;
   private final DispatchListener dispatchListener;
   private final UnaryOperator<String> keyLogFormat;
+  private final Function<String, List<GuardListener>> guardListeners;
   private final AtomicBoolean stopping = new AtomicBoolean();
   private final CountDownLatch stopped = new CountDownLatch(1);
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
@@ -78,25 +79,45 @@ public final class Worker {
   private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
   private volatile PubSubConnection connection;
   private volatile SubscriptionSet subscriptions;
+  private volatile SubscriptionGuards guards;
 
   private Worker(
       WorkerConfig config,
       Injector injector,
       DispatchListener dispatchListener,
-      UnaryOperator<String> keyLogFormat) {
+      UnaryOperator<String> keyLogFormat,
+      Function<String, List<GuardListener>> guardListeners) {
     this.config = config;
     this.injector = injector;
     this.dispatchListener = dispatchListener;
     this.keyLogFormat = keyLogFormat;
+    this.guardListeners = guardListeners;
     this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
   }
 
   /**
-   * Builds a worker. Nothing is opened yet.
+   * Builds a worker whose every subscription's guard has the same listeners. Nothing is opened yet.
+   *
+   * @see #create(WorkerConfig, List, Function, List, UnaryOperator)
+   */
+  public static Worker create(
+      WorkerConfig config,
+      List<LoadedPlugin> plugins,
+      List<GuardListener> guardListeners,
+      List<DispatchListener> dispatchListeners,
+      UnaryOperator<String> keyLogFormat) {
+    List<GuardListener> shared = List.copyOf(guardListeners);
+    return create(config, plugins, id -> shared, dispatchListeners, keyLogFormat);
+  }
+
+  /**
+   * Builds a worker. Nothing is opened yet. Each subscription gets its own guard (all on the one
+   * lock store and one heartbeat scheduler), observed by the listeners {@code guardListeners}
+   * returns for that subscription's id.
    *
    * @param config the settings
    * @param plugins the plugins to install
-   * @param guardListeners observers of the guard (metrics)
+   * @param guardListeners observers of one subscription's guard (metrics), by subscription id
    * @param dispatchListeners observers of dispatch outcomes (metrics)
    * @param keyLogFormat how keys appear in log lines
    * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, or
@@ -105,14 +126,12 @@ public final class Worker {
   public static Worker create(
       WorkerConfig config,
       List<LoadedPlugin> plugins,
-      List<GuardListener> guardListeners,
+      Function<String, List<GuardListener>> guardListeners,
       List<DispatchListener> dispatchListeners,
       UnaryOperator<String> keyLogFormat) {
     List<ConfigProblem> problems = new ArrayList<>();
     List<Module> modules = new ArrayList<>();
-    modules.add(
-        new WorkerModule(
-            config, guardListeners, keyLogFormat, new LockStoreCalls(Clock.systemUTC())));
+    modules.add(new WorkerModule(config, new LockStoreCalls(Clock.systemUTC())));
     modules.add(LockStoreModules.forConfig(config.lockStore(), config.projectId()));
     for (LoadedPlugin p : plugins) {
       try {
@@ -136,7 +155,12 @@ public final class Worker {
           e.getErrorMessages().stream().map(Worker::problem).collect(Collectors.toList()));
     }
     Worker worker =
-        new Worker(config, injector, new DispatchListeners(dispatchListeners), keyLogFormat);
+        new Worker(
+            config,
+            injector,
+            new DispatchListeners(dispatchListeners),
+            keyLogFormat,
+            guardListeners);
     config.requireHandlers(worker.handlers().keySet());
     return worker;
   }
@@ -149,7 +173,13 @@ public final class Worker {
    */
   public void start() {
     Map<String, MessageHandler> handlers = handlers();
-    IdempotencyGuard guard = injector.getInstance(IdempotencyGuard.class);
+    // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
+    guards =
+        SubscriptionGuards.create(
+            config.orderedSubscriptions().stream().map(s -> s.id()).toList(),
+            lockStoreCalls().track(backend()),
+            guardListeners,
+            keyLogFormat);
     connection =
         PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
     try {
@@ -157,7 +187,7 @@ public final class Worker {
           SubscriptionSet.start(
               config,
               handlers,
-              guard,
+              guards.bySubscription(),
               dispatchListener,
               connection,
               streams,
@@ -296,10 +326,9 @@ public final class Worker {
   }
 
   private void closeResources() {
-    try {
-      injector.getInstance(IdempotencyGuard.class).close();
-    } catch (RuntimeException e) {
-      log.warn("closing the guard failed", e);
+    SubscriptionGuards g = guards;
+    if (g != null) {
+      g.close();
     }
     injector.getInstance(OpenResources.class).close();
     PubSubConnection c = connection;

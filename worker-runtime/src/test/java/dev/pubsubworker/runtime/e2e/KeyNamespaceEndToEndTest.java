@@ -76,7 +76,7 @@ class KeyNamespaceEndToEndTest {
     OutcomeRecorder outcomes = new OutcomeRecorder();
     try (WorkerHarness junk = new WorkerHarness(SubscriptionSpec.defaults());
         WorkerHarness orders = new WorkerHarness(SubscriptionSpec.defaults())) {
-      junk.create(twoSubscriptions(junk, orders, ""), handler, List.of(), List.of(outcomes))
+      junk.create(twoSubscriptions(junk, orders, ""), handler, id -> List.of(), List.of(outcomes))
           .start();
       // Before namespaces both resolved to the stored key "orders:bi-victim".
       publish(junk, "junk", Map.of("ref", "orders:bi-victim"));
@@ -97,7 +97,7 @@ class KeyNamespaceEndToEndTest {
       junk.create(
               twoSubscriptions(junk, orders, "key-namespace = shop"),
               handler,
-              List.of(),
+              id -> List.of(),
               List.of(outcomes))
           .start();
       publish(junk, "first", Map.of("ref", "orders:po-7"));

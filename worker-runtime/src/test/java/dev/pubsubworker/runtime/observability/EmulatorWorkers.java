@@ -51,7 +51,7 @@ final class EmulatorWorkers implements AutoCloseable {
   /** Builds (without starting) a worker observed by {@code observability}. */
   Worker create(WorkerConfig config, MessageHandler handler, Observability observability) {
     return harness.create(
-        config, handler, observability.guardListeners(), observability.dispatchListeners());
+        config, handler, observability::guardListeners, observability.dispatchListeners());
   }
 
   /** Publishes {@code data} with attributes; returns the message id. */

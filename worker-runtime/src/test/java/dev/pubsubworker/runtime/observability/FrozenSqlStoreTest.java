@@ -106,7 +106,7 @@ class FrozenSqlStoreTest {
                     runs.computeIfAbsent(
                             message.attribute("n").orElseThrow(), k -> new AtomicInteger())
                         .incrementAndGet(),
-                observability.guardListeners(),
+                observability::guardListeners,
                 List.of(observability.dispatchListeners().get(0), recorder));
         observability.start(worker);
         InetSocketAddress server = observability.httpAddress().orElseThrow();

@@ -10,6 +10,7 @@ import ch.qos.logback.core.read.ListAppender;
 import java.util.logging.LogManager;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /** The shipped logback.xml routes java.util.logging through logback. */
 class JulToSlf4jTest {
@@ -18,7 +19,7 @@ class JulToSlf4jTest {
   void jul_records_reach_logback_with_mapped_levels_formatted_messages_and_throwables() {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     assertThat(LogManager.getLogManager().getLogger("").getHandlers())
-        .hasOnlyElementsOfType(JulToSlf4j.ForwardingHandler.class)
+        .hasOnlyElementsOfType(SLF4JBridgeHandler.class)
         .hasSize(1);
     Logger target = context.getLogger("dev.pubsubworker.jultest");
     ListAppender<ILoggingEvent> events = new ListAppender<>();

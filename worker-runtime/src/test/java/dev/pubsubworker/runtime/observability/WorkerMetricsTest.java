@@ -117,14 +117,14 @@ class WorkerMetricsTest {
   }
 
   @Test
-  void guard_events_on_a_handler_thread_take_the_subscription_from_the_mdc() {
+  void guard_events_are_recorded_under_the_subscription_their_listener_is_bound_to() {
     metrics.bindTo(registry);
-    MDC.put("subscription", "refunds");
-    metrics.claimed("k", 1, false);
-    metrics.claimed("k2", 4, true);
-    metrics.fencedOut("k", 1);
-    metrics.completeFailed("k2", 4, new IllegalStateException("store down"));
-    metrics.fingerprintMismatch("k3");
+    GuardListener refunds = metrics.guardListener("refunds");
+    refunds.claimed("k", 1, false);
+    refunds.claimed("k2", 4, true);
+    refunds.fencedOut("k", 1);
+    refunds.completeFailed("k2", 4, new IllegalStateException("store down"));
+    refunds.fingerprintMismatch("k3");
 
     assertThat(count(MetricNames.GUARD_CLAIMS, "subscription", "refunds", "kind", "first"))
         .isEqualTo(1);
@@ -133,51 +133,66 @@ class WorkerMetricsTest {
     assertThat(count(MetricNames.FENCED_OUT, "subscription", "refunds")).isEqualTo(1);
     assertThat(count(MetricNames.COMPLETE_FAILED, "subscription", "refunds")).isEqualTo(1);
     assertThat(count(MetricNames.FINGERPRINT_MISMATCHES, "subscription", "refunds")).isEqualTo(1);
-    assertThat(metrics.trackedClaims()).isZero();
+    assertThat(count(MetricNames.GUARD_CLAIMS, "subscription", "orders", "kind", "first")).isZero();
   }
 
   @Test
-  void heartbeat_events_take_the_subscription_of_the_claim_and_unknown_claims_a_placeholder()
+  void heartbeat_events_on_another_thread_keep_their_listener_subscription_whatever_the_mdc()
       throws Exception {
     metrics.bindTo(registry);
-    MDC.put("subscription", "orders");
-    metrics.claimed("k", 7, true);
-    MDC.clear();
-    // The heartbeat runs on another thread, without the MDC.
+    GuardListener orders = metrics.guardListener("orders");
+    orders.claimed("k", 7, true);
+    // The heartbeat runs on another thread; a stale MDC there must not move the events.
     CompletableFuture.runAsync(
             () -> {
-              metrics.leaseExtended("k", 7);
-              metrics.leaseLost("k", 7, GuardListener.LeaseLoss.STORE_UNREACHABLE);
-              metrics.leaseExtended("other", 1);
+              MDC.put(MdcKeys.SUBSCRIPTION, "refunds");
+              try {
+                orders.leaseExtended("k", 7);
+                orders.leaseLost("k", 7, GuardListener.LeaseLoss.STORE_UNREACHABLE);
+                orders.leaseExtended("other", 1);
+              } finally {
+                MDC.clear();
+              }
             })
         .get();
-    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", "orders")).isEqualTo(1);
+    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", "orders")).isEqualTo(2);
     assertThat(
             count(MetricNames.LEASES_LOST, "subscription", "orders", "cause", "store-unreachable"))
         .isEqualTo(1);
-    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", MetricNames.UNATTRIBUTED))
-        .isEqualTo(1);
-
-    MDC.put("subscription", "orders");
-    metrics.released("k", 7, true);
-    assertThat(metrics.trackedClaims()).isZero();
+    assertThat(count(MetricNames.LEASE_EXTENSIONS, "subscription", "refunds")).isZero();
+    assertThat(registry.find(MetricNames.LEASE_EXTENSIONS).counters())
+        .extracting(c -> c.getId().getTag("subscription"))
+        .containsExactlyInAnyOrder("orders", "refunds");
   }
 
   @Test
-  void the_claim_registry_is_bounded() {
+  void a_rolled_back_fence_out_is_its_own_outcome_and_not_a_fenced_out_alert() {
     metrics.bindTo(registry);
-    MDC.put("subscription", "orders");
-    for (int i = 0; i < WorkerMetrics.MAX_TRACKED_CLAIMS + 10; i++) {
-      metrics.claimed("k" + i, 1, false);
-    }
-    assertThat(metrics.trackedClaims()).isLessThanOrEqualTo(WorkerMetrics.MAX_TRACKED_CLAIMS);
+    metrics.guardListener("orders").fencedOutRolledBack("k", 3);
+    metrics.settled("orders", Outcome.FENCED_OUT_ROLLED_BACK, Duration.ofMillis(5));
+    assertThat(
+            count(
+                MetricNames.MESSAGES_SETTLED,
+                "subscription",
+                "orders",
+                "outcome",
+                "fenced-out-rolled-back"))
+        .isEqualTo(1);
+    assertThat(
+            count(MetricNames.MESSAGES_SETTLED, "subscription", "orders", "outcome", "fenced-out"))
+        .isZero();
+    assertThat(count(MetricNames.FENCED_OUT, "subscription", "orders")).isZero();
   }
 
   @Test
   void lock_store_calls_are_timed_by_verb_and_result() {
     metrics.bindTo(registry);
-    metrics.backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(2), true);
-    metrics.backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(3), false);
+    metrics
+        .guardListener("orders")
+        .backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(2), true);
+    metrics
+        .guardListener("orders")
+        .backendCall(GuardListener.Verb.CLAIM, Duration.ofMillis(3), false);
     metrics.lockStoreCall(MetricNames.INSPECT, Duration.ofMillis(1), true);
     assertThat(
             registry
@@ -208,7 +223,9 @@ class WorkerMetricsTest {
             () -> {
               metrics.received("orders");
               metrics.settled("orders", Outcome.PROCESSED, Duration.ofMillis(1));
-              metrics.backendCall(GuardListener.Verb.EXTEND, Duration.ofMillis(1), true);
+              metrics
+                  .guardListener("orders")
+                  .backendCall(GuardListener.Verb.EXTEND, Duration.ofMillis(1), true);
             })
         .doesNotThrowAnyException();
     metrics.bindTo(registry);
@@ -220,8 +237,8 @@ class WorkerMetricsTest {
               metrics.settled("orders", Outcome.PROCESSED, null);
               metrics.ackResponse("orders", null);
               metrics.inFlight(null, 1);
-              metrics.leaseLost("k", 1, null);
-              metrics.backendCall(null, Duration.ofMillis(1), true);
+              metrics.guardListener("orders").leaseLost("k", 1, null);
+              metrics.guardListener("orders").backendCall(null, Duration.ofMillis(1), true);
               metrics.lockStoreCall("claim", null, true);
             })
         .doesNotThrowAnyException();

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Runs real workers against Pub/Sub on a fresh topic and subscription: builds the HOCON a
@@ -84,14 +85,17 @@ public final class WorkerHarness implements AutoCloseable {
       String extra,
       MessageHandler handler,
       List<DispatchListener> listeners) {
-    return create(config(subscriptionSettings, extra), handler, List.of(), listeners);
+    return create(config(subscriptionSettings, extra), handler, id -> List.of(), listeners);
   }
 
-  /** Builds (without starting) a worker on {@code config} with the given listeners. */
+  /**
+   * Builds (without starting) a worker on {@code config} with the given listeners ({@code
+   * guardListeners} by subscription id).
+   */
   public Worker create(
       WorkerConfig config,
       MessageHandler handler,
-      List<GuardListener> guardListeners,
+      Function<String, List<GuardListener>> guardListeners,
       List<DispatchListener> dispatchListeners) {
     WorkerPlugin plugin =
         new WorkerPlugin() {
