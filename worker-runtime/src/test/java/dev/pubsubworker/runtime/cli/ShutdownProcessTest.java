@@ -176,12 +176,14 @@ class ShutdownProcessTest {
             .contains("\"reclaimable\":true");
       }
       try (LockStore store = LockStore.of(sameStore())) {
-        LockRecord done = store.admin().inspect("job-" + finisher).orElseThrow();
+        LockRecord done = store.admin().inspect("jobs:job-" + finisher).orElseThrow();
         assertThat(done.state()).isEqualTo(LockState.DONE);
         assertThat(done.fence()).isEqualTo(1);
         for (int n = 1; n <= MESSAGES; n++) {
           if (!running.contains(Integer.toString(n))) {
-            assertThat(store.admin().inspect("job-" + n)).as("job %s never started", n).isEmpty();
+            assertThat(store.admin().inspect("jobs:job-" + n))
+                .as("job %s never started", n)
+                .isEmpty();
           }
         }
       }
@@ -223,7 +225,7 @@ class ShutdownProcessTest {
           .doesNotContain("worker stopped");
       // Nothing was released: the claim is live until its lease lapses.
       try (LockStore store = LockStore.of(sameStore())) {
-        LockRecord held = store.admin().inspect("job-" + started(log).get(0)).orElseThrow();
+        LockRecord held = store.admin().inspect("jobs:job-" + started(log).get(0)).orElseThrow();
         assertThat(held.state()).isEqualTo(LockState.CLAIMED);
         assertThat(held.fence()).isEqualTo(1);
         assertThat(held.reclaimable()).isFalse();
@@ -264,7 +266,16 @@ class ShutdownProcessTest {
   private String inspect(Path config, String key) throws Exception {
     Path out = dir.resolve("inspect-" + key + ".txt");
     Process p =
-        CliProcess.builder(out, "inspect", key, "--json", "--config", config.toString()).start();
+        CliProcess.builder(
+                out,
+                "inspect",
+                "--subscription",
+                "jobs",
+                key,
+                "--json",
+                "--config",
+                config.toString())
+            .start();
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     return Files.readString(out);
   }

@@ -45,9 +45,7 @@ class ReferenceConfDefaultsTest {
     p.put("lock-store.redis.command-timeout", duration(RedisLockSettings.DEFAULT_COMMAND_TIMEOUT));
     p.put("lock-store.redis.connect-timeout", duration(RedisLockSettings.DEFAULT_CONNECT_TIMEOUT));
     p.put("lock-store.sql.table", string(SqlLockSettings.DEFAULT_TABLE));
-    p.put(
-        "lock-store.sql.statement-timeout",
-        duration(SqlLockSettings.DEFAULT_STATEMENT_TIMEOUT));
+    p.put("lock-store.sql.statement-timeout", duration(SqlLockSettings.DEFAULT_STATEMENT_TIMEOUT));
     p.put("lock-store.sql.socket-timeout", duration(SqlLockSettings.DEFAULT_SOCKET_TIMEOUT));
     p.put("lock-store.datastore.kind", string(DatastoreLockSettings.DEFAULT_KIND));
     p.put("lock-store.datastore.namespace", string(DatastoreLockSettings.DEFAULT_NAMESPACE));
