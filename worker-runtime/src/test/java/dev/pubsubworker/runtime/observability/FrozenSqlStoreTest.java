@@ -8,9 +8,9 @@ import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
-import dev.pubsubworker.testservices.FreezableTcpProxy;
 import dev.pubsubworker.testservices.SqlDatabase;
 import dev.pubsubworker.testservices.SubscriptionSpec;
+import dev.pubsubworker.testservices.TcpProxy;
 import dev.pubsubworker.testservices.TestServices;
 import java.net.InetSocketAddress;
 import java.sql.Connection;
@@ -29,10 +29,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A worker on a PostgreSQL or MariaDB lock store that stops answering: the database is reached
- * through a {@link FreezableTcpProxy}, frozen while messages arrive. The store's timeouts free the
- * handler threads (their messages are nacked as store-failed, never left hanging), {@code /healthz}
- * fails while store calls are stuck longer than {@code lock-store-stuck-after} and recovers when
- * they return, and after the database answers again every message is processed exactly once.
+ * through a {@link TcpProxy}, frozen while messages arrive. The store's timeouts free the handler
+ * threads (their messages are nacked as store-failed, never left hanging), {@code /healthz} fails
+ * while store calls are stuck longer than {@code lock-store-stuck-after} and recovers when they
+ * return, and after the database answers again every message is processed exactly once.
  *
  * <p>With {@code -Dfrozen-sql-store.default-timeouts=true} the store keeps its default timeouts
  * (reference.conf) and the test prints how long the handlers of the nacked messages were blocked:
@@ -67,8 +67,7 @@ class FrozenSqlStoreTest {
             }
           }
         };
-    try (FreezableTcpProxy proxy =
-            FreezableTcpProxy.start(m.group(2), Integer.parseInt(m.group(3)));
+    try (TcpProxy proxy = TcpProxy.start(m.group(2), Integer.parseInt(m.group(3)));
         WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
       String timeouts =
           DEFAULT_TIMEOUTS

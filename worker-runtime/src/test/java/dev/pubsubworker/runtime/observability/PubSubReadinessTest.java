@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.pubsubworker.runtime.config.WorkerConfig;
-import dev.pubsubworker.runtime.testing.TcpProxy;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -23,7 +23,7 @@ class PubSubReadinessTest {
   @Test
   void readyz_is_503_while_the_pubsub_stream_is_down_and_200_after_it_returns() throws Exception {
     try (EmulatorWorkers w = new EmulatorWorkers(SubscriptionSpec.defaults());
-        TcpProxy proxy = new TcpProxy(w.pubsub.hostPort())) {
+        TcpProxy proxy = TcpProxy.start(w.pubsub.hostPort())) {
       WorkerConfig config =
           w.config(
               "",

@@ -17,6 +17,7 @@ import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.testservices.DatastoreEmulator;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -174,7 +175,7 @@ abstract class DatastoreBackendBehaviour {
     @Test
     @DisplayName("claim during an outage: LockBackendException with the cause; the guard rethrows")
     void claim_during_an_outage_throws_and_the_guard_rethrows() throws Exception {
-      TcpProxy proxy = closeLater(new TcpProxy(emulator.hostPort()));
+      TcpProxy proxy = closeLater(TcpProxy.start(emulator.hostPort()));
       DatastoreLockBackend b = throughProxy(proxy);
       String key = newKey("outage-claim");
       assertThat(b.inspect(key)).isEmpty(); // connected and working
@@ -200,7 +201,7 @@ abstract class DatastoreBackendBehaviour {
     @Test
     @DisplayName("outage during the work: complete fails, the guard says so, nothing is DONE")
     void outage_during_the_work_leaves_nothing_done() throws Exception {
-      TcpProxy proxy = closeLater(new TcpProxy(emulator.hostPort()));
+      TcpProxy proxy = closeLater(TcpProxy.start(emulator.hostPort()));
       DatastoreLockBackend b = throughProxy(proxy);
       String key = newKey("outage-work");
       LockResult<String> result;

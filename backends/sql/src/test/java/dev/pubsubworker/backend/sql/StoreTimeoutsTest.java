@@ -12,7 +12,7 @@ import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
-import dev.pubsubworker.testservices.FreezableTcpProxy;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -34,8 +34,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The statement and socket timeouts, on real PostgreSQL and MariaDB reached through a {@link
- * FreezableTcpProxy}: a database that stops answering mid-verb, or a statement that waits on a lock
- * too long, fails the verb with a {@link LockBackendException} instead of hanging the caller; the
+ * TcpProxy}: a database that stops answering mid-verb, or a statement that waits on a lock too
+ * long, fails the verb with a {@link LockBackendException} instead of hanging the caller; the
  * backend works again afterwards and nothing is lost.
  */
 class StoreTimeoutsTest {
@@ -50,7 +50,7 @@ class StoreTimeoutsTest {
 
   private final ExecutorService caller = Executors.newCachedThreadPool();
   private Databases.Target target;
-  private FreezableTcpProxy proxy;
+  private TcpProxy proxy;
   private HikariDataSource pool;
   private CountingDataSource counting;
   private String table;
@@ -61,7 +61,7 @@ class StoreTimeoutsTest {
     target = database.equals("postgresql") ? Databases.postgres() : Databases.mariadb();
     Matcher m = URL.matcher(target.jdbcUrl());
     assertThat(m.matches()).as("a jdbc:...://host:port/db URL: %s", target.jdbcUrl()).isTrue();
-    proxy = FreezableTcpProxy.start(m.group(2), Integer.parseInt(m.group(3)));
+    proxy = TcpProxy.start(m.group(2), Integer.parseInt(m.group(3)));
     HikariConfig config = new HikariConfig();
     config.setPoolName("store-timeouts");
     config.setJdbcUrl(m.group(1) + proxy.hostPort() + m.group(4));
