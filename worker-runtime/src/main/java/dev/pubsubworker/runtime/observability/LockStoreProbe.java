@@ -1,10 +1,9 @@
 package dev.pubsubworker.runtime.observability;
 
+import com.google.common.util.concurrent.AbstractExecutionThreadService;
 import dev.pubsubworker.core.LockAdmin;
 import java.time.Duration;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,10 +14,11 @@ import org.slf4j.LoggerFactory;
  * like {@code __x__}); the probe only reads it. Each read is timed as lock-store verb {@value
  * MetricNames#INSPECT}.
  *
- * <p>One daemon thread, created by {@link #start} and ended by {@link #stop}; a read that hangs
- * delays the next one (reads never overlap), so readiness goes stale as it should.
+ * <p>A Guava {@link com.google.common.util.concurrent.Service} on one daemon thread, created by
+ * {@link #start} and ended by {@link #stop}; a read that hangs delays the next one (reads never
+ * overlap), so readiness goes stale as it should.
  */
-final class LockStoreProbe {
+final class LockStoreProbe extends AbstractExecutionThreadService {
 
   /** The key the probe reads. */
   static final String KEY = "pubsub-worker:readiness-probe";
@@ -29,8 +29,7 @@ final class LockStoreProbe {
   private final Duration interval;
   private final LockStoreFreshness freshness;
   private final WorkerMetrics metrics;
-  private ScheduledExecutorService scheduler;
-  private volatile boolean stopped;
+  private volatile Thread reader;
   private boolean lastFailed;
 
   LockStoreProbe(
@@ -44,20 +43,13 @@ final class LockStoreProbe {
     this.metrics = metrics;
   }
 
-  /** Probes now, then every interval. */
-  synchronized void start() {
-    if (scheduler != null) {
-      throw new IllegalStateException("the lock-store probe is already started");
-    }
-    scheduler =
-        Executors.newSingleThreadScheduledExecutor(
-            r -> {
-              Thread t = new Thread(r, "pubsub-worker-lock-store-probe");
-              t.setDaemon(true);
-              return t;
-            });
-    scheduler.scheduleWithFixedDelay(
-        this::probeOnce, 0, Math.max(1, interval.toMillis()), TimeUnit.MILLISECONDS);
+  /**
+   * Probes now, then every interval.
+   *
+   * @throws IllegalStateException if already started or stopped
+   */
+  void start() {
+    startAsync().awaitRunning();
   }
 
   /**
@@ -65,16 +57,49 @@ final class LockStoreProbe {
    * interrupted, and its failure (say, the store closing under it) is logged at DEBUG only. So the
    * worker can close the store right after. Idempotent.
    */
-  synchronized void stop() {
-    stopped = true;
-    if (scheduler != null) {
-      scheduler.shutdownNow();
+  void stop() {
+    stopAsync();
+  }
+
+  @Override
+  protected void run() {
+    reader = Thread.currentThread();
+    while (isRunning()) {
+      probeOnce();
+      try {
+        Thread.sleep(Math.max(1, interval.toMillis()));
+      } catch (InterruptedException e) {
+        return; // stop() interrupts; the state is already STOPPING
+      }
     }
+  }
+
+  /** Interrupts the read or the wait in progress; {@link #run} then returns. */
+  @Override
+  protected void triggerShutdown() {
+    Thread t = reader;
+    if (t != null) {
+      t.interrupt();
+    }
+  }
+
+  @Override
+  protected Executor executor() {
+    return command -> {
+      Thread t = new Thread(command, serviceName());
+      t.setDaemon(true);
+      t.start();
+    };
+  }
+
+  @Override
+  protected String serviceName() {
+    return "pubsub-worker-lock-store-probe";
   }
 
   /** One read. Never throws: a scheduled task that threw would end the schedule. */
   void probeOnce() {
-    if (stopped) {
+    if (!isRunning()) {
       return;
     }
     long started = System.nanoTime();
@@ -96,7 +121,7 @@ final class LockStoreProbe {
       metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), false);
       String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
       freshness.failed("probe failed: " + why.lines().findFirst().orElse(""));
-      if (stopped) {
+      if (!isRunning()) {
         log.debug("lock store readiness probe stopped during a read: {}", why);
       } else if (!lastFailed) {
         log.warn("lock store readiness probe failed: {}", why, e);

@@ -1,5 +1,8 @@
 package dev.pubsubworker.runtime.worker;
 
+import com.google.common.util.concurrent.AbstractIdleService;
+import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.Service;
 import com.google.inject.CreationException;
 import com.google.inject.Guice;
 import com.google.inject.Injector;
@@ -29,11 +32,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Formatter;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -49,7 +52,8 @@ import org.slf4j.LoggerFactory;
  * duplicate handlers, plugin modules) and throws {@link InvalidConfigException} listing every
  * problem; {@link #start} opens the lock store, reads the subscriptions and starts pulling; {@link
  * #stop} stops gracefully (idempotent); {@link #awaitStopped} blocks until then. A subscriber that
- * fails while running stops the whole worker, and {@link #failure()} says why.
+ * fails while running stops the whole worker, and {@link #failure()} says why. Start and stop run
+ * as a Guava {@link AbstractIdleService} ({@link #service()}), on a thread of their own each.
  */
 public final class Worker {
 
@@ -72,8 +76,7 @@ public final class Worker {
   private final DispatchListener dispatchListener;
   private final UnaryOperator<String> keyLogFormat;
   private final Function<String, List<GuardListener>> guardListeners;
-  private final AtomicBoolean stopping = new AtomicBoolean();
-  private final CountDownLatch stopped = new CountDownLatch(1);
+  private final Service lifecycle = new Lifecycle();
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final StreamHealth streams;
   private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
@@ -93,6 +96,24 @@ public final class Worker {
     this.keyLogFormat = keyLogFormat;
     this.guardListeners = guardListeners;
     this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
+    lifecycle.addListener(
+        new Service.Listener() {
+          @Override
+          public void terminated(Service.State from) {
+            if (from == Service.State.NEW) { // stopped before it started: close what tools opened
+              beginStop();
+              closeResources();
+            }
+          }
+
+          @Override
+          public void failed(Service.State from, Throwable failure) {
+            if (from == Service.State.STOPPING) {
+              log.error("the worker's stop failed; the lock store and clients are closed", failure);
+            }
+          }
+        },
+        MoreExecutors.directExecutor());
   }
 
   /**
@@ -170,19 +191,39 @@ public final class Worker {
    *
    * @throws RuntimeException if a handler cannot be created, the lock store cannot be opened, or a
    *     subscription is missing; nothing is left running
+   * @throws IllegalStateException if called twice, or after {@link #stop()}
    */
   public void start() {
-    Map<String, MessageHandler> handlers = handlers();
-    // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
-    guards =
-        SubscriptionGuards.create(
-            config.orderedSubscriptions().stream().map(s -> s.id()).toList(),
-            lockStoreCalls().track(backend()),
-            guardListeners,
-            keyLogFormat);
-    connection =
-        PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
+    lifecycle.startAsync();
     try {
+      lifecycle.awaitRunning();
+    } catch (IllegalStateException e) {
+      if (lifecycle.state() != Service.State.FAILED) {
+        return; // a stop began during the start (say, a subscriber failed): failure() says why
+      }
+      Throwable cause = lifecycle.failureCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw e;
+    }
+  }
+
+  private void open() {
+    Map<String, MessageHandler> handlers = handlers();
+    try {
+      // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
+      guards =
+          SubscriptionGuards.create(
+              config.orderedSubscriptions().stream().map(s -> s.id()).toList(),
+              lockStoreCalls().track(backend()),
+              guardListeners,
+              keyLogFormat);
+      connection =
+          PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
       subscriptions =
           SubscriptionSet.start(
               config,
@@ -195,7 +236,6 @@ public final class Worker {
               this::onFailure);
     } catch (RuntimeException e) {
       closeResources();
-      stopped.countDown();
       throw e;
     }
     log.info(
@@ -212,18 +252,47 @@ public final class Worker {
    * (plus the idle lock store's own close). Idempotent; concurrent callers wait for the first.
    */
   public void stop() {
-    if (!stopping.compareAndSet(false, true)) {
-      awaitStopped();
-      return;
-    }
+    lifecycle.stopAsync();
     try {
-      for (Runnable r : onStop) {
-        try {
-          r.run();
-        } catch (RuntimeException e) {
-          log.warn("a stop action failed; stopping anyway", e);
-        }
+      lifecycle.awaitTerminated();
+    } catch (IllegalStateException e) {
+      // FAILED: the start failed (and closed what it opened) or the stop threw; the stopping
+      // thread logged it.
+      log.debug("the worker's lifecycle failed", e);
+    }
+  }
+
+  /** Blocks until the worker has stopped (or its start failed). */
+  public void awaitStopped() {
+    try {
+      lifecycle.awaitTerminated();
+    } catch (IllegalStateException e) {
+      log.debug("the worker's lifecycle failed", e);
+    }
+  }
+
+  /**
+   * The worker's lifecycle as a Guava service, for composing it with others (a {@code
+   * ServiceManager}, listeners): {@code startAsync()} is {@link #start()} without waiting, {@code
+   * stopAsync()} is {@link #stop()} without waiting; the service fails if the start fails.
+   */
+  public Service service() {
+    return lifecycle;
+  }
+
+  private void beginStop() {
+    for (Runnable r : onStop) {
+      try {
+        r.run();
+      } catch (RuntimeException e) {
+        log.warn("a stop action failed; stopping anyway", e);
       }
+    }
+  }
+
+  private void stopSubscriptions() {
+    try {
+      beginStop();
       SubscriptionSet subs = subscriptions;
       if (subs != null) {
         log.info(
@@ -242,29 +311,20 @@ public final class Worker {
       }
     } finally {
       closeResources();
-      stopped.countDown();
-    }
-  }
-
-  /** Blocks until the worker has stopped. */
-  public void awaitStopped() {
-    try {
-      stopped.await();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
     }
   }
 
   /** Whether every subscription is pulling and the worker is not stopping. */
   public boolean isReady() {
     SubscriptionSet subs = subscriptions;
-    return subs != null && !stopping.get() && subs.allRunning();
+    return subs != null && !isStopping() && subs.allRunning();
   }
 
   /**
    * Runs {@code action} when a stop begins, before the subscriptions stop and before anything is
    * closed: for what must not touch the lock store or Pub/Sub once they close (the readiness
-   * probe). Actions run in registration order on the stopping thread; one that throws is logged.
+   * probe). Actions run in registration order on the worker's stop thread; one that throws is
+   * logged. Register before {@link #start()}.
    */
   public void onStop(Runnable action) {
     onStop.add(action);
@@ -278,9 +338,12 @@ public final class Worker {
     return streams.problems();
   }
 
-  /** Whether a stop has begun (by {@link #stop()}, a signal, or a subscriber's failure). */
+  /**
+   * Whether a stop has begun (by {@link #stop()}, a signal, or a subscriber's failure), or the
+   * start failed.
+   */
   public boolean isStopping() {
-    return stopping.get();
+    return lifecycle.state().compareTo(Service.State.STOPPING) >= 0;
   }
 
   /** Why the worker stopped on its own, if it did. */
@@ -319,9 +382,7 @@ public final class Worker {
 
   private void onFailure(Throwable t) {
     if (failure.compareAndSet(null, t)) {
-      Thread stopper = new Thread(this::stop, "worker-stop-after-failure");
-      stopper.setDaemon(true);
-      stopper.start();
+      lifecycle.stopAsync(); // the stop runs on the lifecycle's own thread
     }
   }
 
@@ -334,6 +395,33 @@ public final class Worker {
     PubSubConnection c = connection;
     if (c != null) {
       c.close();
+    }
+  }
+
+  /** Start and stop on a daemon thread of their own (a subscriber's failure stops from one). */
+  private final class Lifecycle extends AbstractIdleService {
+    @Override
+    protected void startUp() {
+      open();
+    }
+
+    @Override
+    protected void shutDown() {
+      stopSubscriptions();
+    }
+
+    @Override
+    protected Executor executor() {
+      return command -> {
+        Thread t = new Thread(command, "pubsub-worker-" + state().name().toLowerCase(Locale.ROOT));
+        t.setDaemon(true);
+        t.start();
+      };
+    }
+
+    @Override
+    protected String serviceName() {
+      return "pubsub-worker";
     }
   }
 
