@@ -16,6 +16,15 @@ final class AppProcess {
   private AppProcess() {}
 
   /**
+   * A process builder for {@code pubsub-worker args...} on the test class path (the example plugin
+   * on it, as a class-path plugin), with stdout and stderr together in {@code log}.
+   */
+  static ProcessBuilder builder(Path log, String... args) {
+    return command(
+        log, List.of(System.getProperty("java.class.path").split(File.pathSeparator)), args);
+  }
+
+  /**
    * A process builder for {@code pubsub-worker args...} with the class path the executable jar
    * gives {@code run}: without the example plugin's service entry, so the example is loaded only
    * from a plugins folder. (The example's classes are left out altogether; the jar's loader takes
@@ -36,10 +45,14 @@ final class AppProcess {
         entries.add(entry);
       }
     }
+    return command(log, entries, args);
+  }
+
+  private static ProcessBuilder command(Path log, List<String> classPath, String... args) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-cp");
-    command.add(String.join(File.pathSeparator, entries));
+    command.add(String.join(File.pathSeparator, classPath));
     command.add(WorkerApp.class.getName());
     command.addAll(List.of(args));
     return new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
