@@ -115,9 +115,7 @@ final class DemoCommand implements Callable<Integer> {
       spec.commandLine().getErr().println("error: " + e.getMessage());
       return ExitCodes.BAD_CONFIG;
     }
-    if (!verbose) {
-      Demo.quietLogs();
-    }
+    Runnable restoreLogs = verbose ? () -> {} : Demo.quietLogs();
     try {
       return switch (new Demo(options, out).run()) {
         case EXACTLY_ONCE -> ExitCodes.OK;
@@ -129,6 +127,8 @@ final class DemoCommand implements Callable<Integer> {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     } catch (Exception e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
+    } finally {
+      restoreLogs.run();
     }
   }
 

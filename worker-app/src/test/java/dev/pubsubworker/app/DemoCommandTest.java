@@ -92,6 +92,28 @@ class DemoCommandTest {
   }
 
   @Test
+  void after_the_demo_the_logs_are_back_at_their_level() {
+    ch.qos.logback.classic.Logger root =
+        (ch.qos.logback.classic.Logger)
+            org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    ch.qos.logback.classic.Level before = root.getLevel();
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+        new ch.qos.logback.core.read.ListAppender<>();
+    lines.start();
+    root.addAppender(lines);
+    try {
+      assertHeld(CliRun.of("demo", "--messages", "10"), 10);
+      assertThat(root.getLevel()).isEqualTo(before).isNotEqualTo(ch.qos.logback.classic.Level.OFF);
+      org.slf4j.LoggerFactory.getLogger(DemoCommandTest.class).warn("after the demo");
+      assertThat(lines.list)
+          .extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+          .contains("after the demo");
+    } finally {
+      root.detachAppender(lines);
+    }
+  }
+
+  @Test
   void bad_shares_are_one_line_and_exit_2() {
     CliRun run = CliRun.of("demo", "--duplicates", "1.5");
     assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);

@@ -481,11 +481,19 @@ public final class Demo {
     return new HashSet<>(shuffled.subList(0, count));
   }
 
-  /** Quiets the worker's own logging so the progress line stays readable. */
-  public static void quietLogs() {
+  /**
+   * Quiets the worker's own logging (the root logger OFF) so the progress line stays readable.
+   *
+   * @return what gives the logs back: it sets the root logger to the level it had before; run it
+   *     when the demo ends
+   */
+  public static Runnable quietLogs() {
     Logger root = LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
     if (root instanceof ch.qos.logback.classic.Logger logback) {
+      Level previous = logback.getLevel();
       logback.setLevel(Level.OFF);
+      return () -> logback.setLevel(previous);
     }
+    return () -> {};
   }
 }

@@ -19,34 +19,6 @@ class CheckConfigCommandTest {
   }
 
   @Test
-  void a_valid_config_prints_what_it_resolved_to() throws IOException {
-    Path file =
-        write(
-            """
-            pubsub-worker {
-              project-id = shop
-              pubsub-emulator-host = "127.0.0.1:1"
-              lock-store.redis.uri = "redis://worker:s3cret@redis:6379"
-              subscriptions {
-                orders { name = orders-sub, handler = orders, key = "template:orders:{order_id}" }
-              }
-            }
-            """);
-    CliRun run = CliRun.of("check-config", "--config", file.toString());
-    assertThat(run.exitCode()).isZero();
-    assertThat(run.out())
-        .contains("config OK")
-        .contains("project:      shop")
-        .contains("emulator at 127.0.0.1:1")
-        .contains("orders-example (dev.pubsubworker.plugins.orders.OrdersPlugin, class path)")
-        .contains(
-            "orders: orders-sub -> handler orders, guard lock, key template:orders:{order_id},"
-                + " lease PT30S, ttl PT24H, exactly-once auto")
-        .doesNotContain("s3cret");
-    assertThat(run.err()).isEmpty();
-  }
-
-  @Test
   void a_jdbc_url_with_a_password_in_userinfo_and_in_the_query_prints_neither() throws IOException {
     Path file =
         write(

@@ -4,7 +4,10 @@ import com.google.inject.Module;
 import com.typesafe.config.Config;
 import dev.pubsubworker.api.WorkerPlugin;
 
-/** A plugin on the test class path only, for a jar that names it without containing it. */
+/**
+ * A plugin on the test class path without a service entry: for a jar that names it without
+ * containing it, and packed into a jar of its own, for a jar whose classes the class path also has.
+ */
 public final class ClassPathOnlyPlugin implements WorkerPlugin {
   @Override
   public String name() {

@@ -5,17 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.api.WorkerPlugin;
-import dev.pubsubworker.plugins.orders.OrdersPlugin;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.io.IOException;
 import java.io.InputStream;
-import java.net.URL;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.jar.JarEntry;
@@ -24,8 +20,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Plugin jars whose classes the runtime's class path also has (the example plugin inside the
- * executable jar), and plugin settings checked against the plugin's own reference.conf.
+ * Plugin jars whose classes the runtime's class path also has (as the executable jar has the
+ * example plugin's; here a test plugin's classes stand in), and plugin settings checked against the
+ * plugin's own reference.conf. The example plugin's own cases are in {@code worker-app}'s
+ * PluginJarIsolationTest.
  */
 class PluginJarIsolationTest {
 
@@ -48,44 +46,27 @@ class PluginJarIsolationTest {
   }
 
   /**
-   * The runtime's class loader as the executable jar has it: the example's classes are there, but
-   * its service file is not.
+   * A jar of {@link ClassPathOnlyPlugin}, whose class is on the test class path without a service
+   * entry (as the example's classes are in the executable jar): its class, service file and a
+   * reference.conf declaring {@code max-quantity}.
    */
-  private static ClassLoader runtimeWithoutExampleServiceFile() {
-    return new ClassLoader(PluginJarIsolationTest.class.getClassLoader()) {
-      @Override
-      public Enumeration<URL> getResources(String name) throws IOException {
-        return name.equals(SERVICES) ? Collections.emptyEnumeration() : super.getResources(name);
-      }
-
-      @Override
-      public URL getResource(String name) {
-        return name.equals(SERVICES) ? null : super.getResource(name);
-      }
-    };
-  }
-
-  /** The example plugin's jar, packed from the classes on the test class path. */
-  private Path exampleJar(Path folder) throws IOException {
-    Path jar = folder.resolve("plugin-orders-example.jar");
-    String pkg = OrdersPlugin.class.getPackageName().replace('.', '/');
+  private Path twinJar(Path folder) throws IOException {
+    Path jar = folder.resolve("plugin-twin.jar");
+    String entry = ClassPathOnlyPlugin.class.getName().replace('.', '/') + ".class";
     try (JarOutputStream out = new JarOutputStream(Files.newOutputStream(jar))) {
-      for (String simple :
-          List.of("OrdersPlugin", "OrdersHandler", "Order", "OrderLedger", "OrderSink")) {
-        String entry = pkg + "/" + simple + ".class";
-        out.putNextEntry(new JarEntry(entry));
-        try (InputStream in = OrdersPlugin.class.getClassLoader().getResourceAsStream(entry)) {
-          in.transferTo(out);
-        }
-        out.closeEntry();
+      out.putNextEntry(new JarEntry(entry));
+      try (InputStream in = ClassPathOnlyPlugin.class.getClassLoader().getResourceAsStream(entry)) {
+        in.transferTo(out);
       }
+      out.closeEntry();
       out.putNextEntry(new JarEntry(SERVICES));
       out.write(
-          (OrdersPlugin.class.getName() + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+          (ClassPathOnlyPlugin.class.getName() + "\n")
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
       out.closeEntry();
       out.putNextEntry(new JarEntry("reference.conf"));
       out.write(
-          "pubsub-worker.plugins.orders-example.max-quantity = 100\n"
+          "pubsub-worker.plugins.class-path-only.max-quantity = 100\n"
               .getBytes(java.nio.charset.StandardCharsets.UTF_8));
       out.closeEntry();
     }
@@ -96,20 +77,19 @@ class PluginJarIsolationTest {
   void a_plugin_jar_whose_classes_are_also_on_the_class_path_loads_from_its_jar()
       throws IOException {
     Path plugins = Files.createDirectories(dir.resolve("plugins"));
-    exampleJar(plugins);
-    ClassLoader runtime = runtimeWithoutExampleServiceFile();
+    twinJar(plugins);
     WorkerConfig settings = config("pubsub-worker.plugins-dir = \"" + plugins + "\"\n");
 
-    List<LoadedPlugin> loaded = PluginLoader.load(settings, runtime);
+    List<LoadedPlugin> loaded = PluginLoader.load(settings, getClass().getClassLoader());
 
     LoadedPlugin orders =
-        loaded.stream().filter(p -> p.name().equals("orders-example")).findFirst().orElseThrow();
-    assertThat(orders.source()).endsWith("plugin-orders-example.jar");
+        loaded.stream().filter(p -> p.name().equals("class-path-only")).findFirst().orElseThrow();
+    assertThat(orders.source()).endsWith("plugin-twin.jar");
     ClassLoader pluginLoader = orders.plugin().getClass().getClassLoader();
     assertThat(pluginLoader).isInstanceOf(PluginClassLoader.class);
     // Same class name, a different class: the jar's own, not the class path's copy.
-    assertThat(orders.plugin().getClass().getName()).isEqualTo(OrdersPlugin.class.getName());
-    assertThat(orders.plugin().getClass()).isNotSameAs(OrdersPlugin.class);
+    assertThat(orders.plugin().getClass().getName()).isEqualTo(ClassPathOnlyPlugin.class.getName());
+    assertThat(orders.plugin().getClass()).isNotSameAs(ClassPathOnlyPlugin.class);
     // The API stays one class, shared with the runtime.
     assertThat(orders.plugin()).isInstanceOf(WorkerPlugin.class);
     assertThat(orders.config().getInt("max-quantity")).isEqualTo(100);
@@ -117,14 +97,15 @@ class PluginJarIsolationTest {
 
   @Test
   void the_jar_loader_takes_only_its_own_non_shared_packages_first() throws Exception {
-    Path jar = exampleJar(Files.createDirectories(dir.resolve("p")));
+    Path jar = twinJar(Files.createDirectories(dir.resolve("p")));
     try (PluginClassLoader loader = PluginClassLoader.forJar(jar, getClass().getClassLoader())) {
-      assertThat(loader.childFirst(OrdersPlugin.class.getName())).isTrue();
+      assertThat(loader.childFirst(ClassPathOnlyPlugin.class.getName())).isTrue();
       assertThat(loader.childFirst(WorkerPlugin.class.getName())).isFalse();
       assertThat(loader.childFirst("com.google.inject.Module")).isFalse();
       assertThat(loader.childFirst("com.fasterxml.jackson.databind.ObjectMapper")).isFalse();
       assertThat(loader.loadClass(WorkerPlugin.class.getName())).isSameAs(WorkerPlugin.class);
-      assertThat(loader.loadClass(OrdersPlugin.class.getName()).getClassLoader()).isSameAs(loader);
+      assertThat(loader.loadClass(ClassPathOnlyPlugin.class.getName()).getClassLoader())
+          .isSameAs(loader);
     }
   }
 
@@ -140,7 +121,7 @@ class PluginJarIsolationTest {
       out.closeEntry();
     }
     WorkerConfig settings = config("pubsub-worker.plugins-dir = \"" + plugins + "\"\n");
-    assertThatThrownBy(() -> PluginLoader.load(settings, runtimeWithoutExampleServiceFile()))
+    assertThatThrownBy(() -> PluginLoader.load(settings, getClass().getClassLoader()))
         .isInstanceOfSatisfying(
             InvalidConfigException.class,
             e ->
@@ -154,50 +135,6 @@ class PluginJarIsolationTest {
                             + " declares "
                             + ClassPathOnlyPlugin.class.getName()
                             + ", but that class is not in the jar"));
-  }
-
-  @Test
-  void a_plugin_setting_its_reference_conf_does_not_declare_is_refused() {
-    // orders-example is on the test class path, with max-quantity in its reference.conf.
-    assertThatThrownBy(
-            () ->
-                PluginLoader.load(
-                    config("pubsub-worker.plugins.orders-example.max-quantty = 5\n"),
-                    getClass().getClassLoader()))
-        .isInstanceOfSatisfying(
-            InvalidConfigException.class,
-            e ->
-                assertThat(e.problems())
-                    .extracting(ConfigProblem::toString)
-                    .containsExactly(
-                        "pubsub-worker.plugins.orders-example.max-quantty: unknown setting of"
-                            + " plugin orders-example (its reference.conf declares max-quantity)"
-                            + " (String: 5)"));
-    assertThat(
-            PluginLoader.load(
-                config("pubsub-worker.plugins.orders-example.max-quantity = 5\n"),
-                getClass().getClassLoader()))
-        .anySatisfy(p -> assertThat(p.config().getInt("max-quantity")).isEqualTo(5));
-  }
-
-  @Test
-  void settings_for_a_plugin_that_is_not_loaded_are_refused() {
-    assertThatThrownBy(
-            () ->
-                PluginLoader.load(
-                    config("pubsub-worker.plugins.billing { currency = EUR }\n"),
-                    getClass().getClassLoader()))
-        .isInstanceOfSatisfying(
-            InvalidConfigException.class,
-            e ->
-                assertThat(e.problems())
-                    .extracting(ConfigProblem::toString)
-                    .singleElement()
-                    .asString()
-                    .startsWith(
-                        "pubsub-worker.plugins.billing: no plugin is named 'billing'; plugins"
-                            + " found: ")
-                    .contains("orders-example"));
   }
 
   @Test

@@ -42,38 +42,6 @@ public final class CliProcess {
   }
 
   /**
-   * As {@link #builder}, but with the class path the executable jar gives {@code run}: without the
-   * example plugin's service entry, so the example is loaded only from a plugins folder. (The
-   * example's classes are left out altogether; the jar's loader takes them from the jar.)
-   */
-  public static ProcessBuilder builderWithoutExamplePlugin(Path log, String... args) {
-    ProcessBuilder pb = builder(log, args);
-    List<String> command = pb.command();
-    int cp = command.indexOf("-cp") + 1;
-    String example;
-    try {
-      example =
-          Path.of(
-                  dev.pubsubworker.plugins.orders.OrdersPlugin.class
-                      .getProtectionDomain()
-                      .getCodeSource()
-                      .getLocation()
-                      .toURI())
-              .toString();
-    } catch (java.net.URISyntaxException e) {
-      throw new IllegalStateException(e);
-    }
-    List<String> entries = new ArrayList<>();
-    for (String entry : command.get(cp).split(java.io.File.pathSeparator)) {
-      if (!Path.of(entry).toAbsolutePath().toString().equals(example)) {
-        entries.add(entry);
-      }
-    }
-    command.set(cp, String.join(java.io.File.pathSeparator, entries));
-    return pb;
-  }
-
-  /**
    * A class-path folder under {@code dir} that lists the test class {@code plugin} for {@link
    * java.util.ServiceLoader} and holds {@code referenceConf} as its {@code reference.conf} (the
    * plugin's defaults, as a plugin jar ships them), so that a worker process started with the

@@ -1,11 +1,11 @@
-package dev.pubsubworker.runtime.cli;
+package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigResolveOptions;
-import dev.pubsubworker.runtime.testing.CliProcess;
+import dev.pubsubworker.runtime.cli.WorkerCli;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -41,7 +41,7 @@ class SampleConfigsTest {
     // the jar `mvn package` left in plugins/orders-example/target, as a user's plugin would;
     // local.conf names that folder itself, the others get it from the environment.
     ProcessBuilder pb =
-        CliProcess.builderWithoutExamplePlugin(log, "check-config", "--config", config.toString())
+        AppProcess.builderWithoutExamplePlugin(log, "check-config", "--config", config.toString())
             .directory(ROOT.toFile());
     pb.environment().put("GOOGLE_CLOUD_PROJECT", "sample-project");
     pb.environment().remove("PUBSUB_EMULATOR_HOST");

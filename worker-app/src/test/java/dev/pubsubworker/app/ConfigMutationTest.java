@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.cli;
+package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -8,9 +8,9 @@ import com.typesafe.config.ConfigRenderOptions;
 import com.typesafe.config.ConfigResolveOptions;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueFactory;
+import dev.pubsubworker.runtime.cli.ExitCodes;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
-import dev.pubsubworker.runtime.testing.CliProcess;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.SubscriptionFixture;
@@ -370,7 +370,7 @@ class ConfigMutationTest {
       Path file = write(m);
       Outcome inProcess = checkConfig(file);
       Path log = dir.resolve("process.log");
-      ProcessBuilder pb = CliProcess.builder(log, "check-config", "--config", file.toString());
+      ProcessBuilder pb = AppProcess.builder(log, "check-config", "--config", file.toString());
       pb.environment().remove("PUBSUB_EMULATOR_HOST");
       pb.environment().remove("GOOGLE_CLOUD_PROJECT");
       Process p = pb.start();

@@ -1,4 +1,4 @@
-package dev.pubsubworker.runtime.e2e;
+package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -16,18 +16,21 @@ import dev.pubsubworker.embedded.EmbeddedPubSubTest;
 import dev.pubsubworker.plugins.orders.OrderLedger;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
+import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
- * What {@code worker-runtime/README.md} ("Testing a plugin end to end") shows a plugin author: the
+ * What {@code worker-runtime/README.md} ("Testing a plugin end to end") shows a plugin author, with
+ * the example orders plugin (this module's dependency; the runtime's tests load no example): the
  * plugin as {@code run} loads it, the real runtime and a real Subscriber, on the embedded Pub/Sub
  * server that {@link EmbeddedPubSubTest} starts for the class — nothing installed. Keep the two in
  * step.
@@ -103,6 +106,20 @@ class WorkerPluginEndToEndTest {
       } finally {
         worker.stop();
       }
+    }
+  }
+
+  /** Records every settled outcome. */
+  private static final class OutcomeRecorder implements DispatchListener {
+    private final List<Outcome> outcomes = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void settled(String subscription, Outcome outcome, Duration handlerTime) {
+      outcomes.add(outcome);
+    }
+
+    long count(Outcome o) {
+      return outcomes.stream().filter(x -> x == o).count();
     }
   }
 }
