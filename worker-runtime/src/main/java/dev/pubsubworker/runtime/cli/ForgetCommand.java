@@ -1,19 +1,14 @@
 package dev.pubsubworker.runtime.cli;
 
-import dev.pubsubworker.core.LockRecord;
-import dev.pubsubworker.runtime.config.WorkerConfig;
-import dev.pubsubworker.runtime.store.LockStore;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
@@ -45,45 +40,27 @@ final class ForgetCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
-    if (target.key.isEmpty()) {
-      return Failures.badArgument(spec.commandLine().getErr(), "KEY must not be empty");
-    }
-    WorkerConfig config;
-    String key;
-    try {
-      config = options.config.load();
-      key = target.storedKey(config, spec.commandLine());
-    } catch (ParameterException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose);
-    }
-    try (LockStore store = LockStore.of(config)) {
-      Optional<LockRecord> record;
-      try {
-        record = store.admin().inspect(key);
-      } catch (IllegalArgumentException e) {
-        return Failures.badArgument(spec.commandLine().getErr(), "KEY: " + e.getMessage());
-      }
-      if (record.isEmpty()) {
-        out.println("no record for this key: nothing to forget");
-        out.flush();
-        return ExitCodes.OK;
-      }
-      out.println(RecordView.human(record.get()));
-      if (!yes && !confirm(out, parent.input())) {
-        out.println("not forgotten");
-        out.flush();
-        return ExitCodes.FAILURE;
-      }
-      boolean deleted = store.admin().forget(key);
-      out.println(
-          deleted ? "forgotten: the next delivery for this key runs again" : "already gone");
-      out.flush();
-      return ExitCodes.OK;
-    } catch (RuntimeException e) {
-      return Failures.report(e, spec.commandLine().getErr(), options.verbose, config.lockStore());
-    }
+    return target.withRecord(
+        options,
+        spec.commandLine(),
+        (store, key, record) -> {
+          if (record.isEmpty()) {
+            out.println("no record for this key: nothing to forget");
+            out.flush();
+            return ExitCodes.OK;
+          }
+          out.println(RecordView.human(record.get()));
+          if (!yes && !confirm(out, parent.input())) {
+            out.println("not forgotten");
+            out.flush();
+            return ExitCodes.FAILURE;
+          }
+          boolean deleted = store.admin().forget(key);
+          out.println(
+              deleted ? "forgotten: the next delivery for this key runs again" : "already gone");
+          out.flush();
+          return ExitCodes.OK;
+        });
   }
 
   private static boolean confirm(PrintWriter out, BufferedReader in) {

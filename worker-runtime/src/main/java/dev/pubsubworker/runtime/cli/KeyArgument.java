@@ -1,7 +1,11 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.store.LockStore;
+import java.io.PrintWriter;
+import java.util.Optional;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -50,5 +54,52 @@ final class KeyArgument {
               + String.join(", ", config.subscriptions().keySet().stream().sorted().toList()));
     }
     return s.storedKey(key);
+  }
+
+  /** What a command does with the key's record, once the store has been read. */
+  @FunctionalInterface
+  interface RecordAction {
+    /**
+     * @param key the key as stored
+     * @param record its record, if any
+     * @return the command's exit code
+     */
+    int apply(LockStore store, String key, Optional<LockRecord> record);
+  }
+
+  /**
+   * The shared path of {@code inspect} and {@code forget}: refuse an empty key (exit 2), load the
+   * config, put the key under its namespace, open the store, read the record and hand it to {@code
+   * action}. A bad config or key is one line with exit 2, a store failure (also inside {@code
+   * action}) one line naming the store with exit 3.
+   *
+   * @throws ParameterException for an unknown {@code --subscription} (picocli prints it, exit 2)
+   */
+  int withRecord(StoreOptions options, CommandLine commandLine, RecordAction action) {
+    PrintWriter err = commandLine.getErr();
+    if (key.isEmpty()) {
+      return Failures.badArgument(err, "KEY must not be empty");
+    }
+    WorkerConfig config;
+    String stored;
+    try {
+      config = options.config.load();
+      stored = storedKey(config, commandLine);
+    } catch (ParameterException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      return Failures.report(e, err, options.verbose);
+    }
+    try (LockStore store = LockStore.of(config)) {
+      Optional<LockRecord> record;
+      try {
+        record = store.admin().inspect(stored);
+      } catch (IllegalArgumentException e) {
+        return Failures.badArgument(err, "KEY: " + e.getMessage());
+      }
+      return action.apply(store, stored, record);
+    } catch (RuntimeException e) {
+      return Failures.report(e, err, options.verbose, config.lockStore());
+    }
   }
 }
