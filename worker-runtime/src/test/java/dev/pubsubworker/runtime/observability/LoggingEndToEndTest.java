@@ -3,11 +3,6 @@ package dev.pubsubworker.runtime.observability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import ch.qos.logback.classic.Level;
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pubsubworker.api.MessageHandler;
@@ -15,17 +10,14 @@ import dev.pubsubworker.runtime.config.LogFormat;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import org.slf4j.LoggerFactory;
 
 /**
  * The JSON log lines of a real run on the embedded Pub/Sub server, at DEBUG: every line parses and
@@ -53,7 +45,7 @@ class LoggingEndToEndTest {
         };
     List<String> lines;
     String firstId;
-    try (CapturedLines captured = CapturedLines.attach();
+    try (CapturedLog captured = CapturedLog.attach("json");
         EmulatorWorkers w = new EmulatorWorkers(SubscriptionSpec.defaults())) {
       WorkerConfig config =
           w.config(
@@ -74,10 +66,10 @@ class LoggingEndToEndTest {
           .atMost(WAIT)
           .until(
               () ->
-                  captured.lines.stream().anyMatch(l -> l.contains("skipped"))
-                      && captured.lines.stream().anyMatch(l -> l.contains("has no key")));
+                  captured.events.stream().anyMatch(l -> l.contains("skipped"))
+                      && captured.events.stream().anyMatch(l -> l.contains("has no key")));
       worker.stop();
-      lines = new ArrayList<>(captured.lines);
+      lines = new ArrayList<>(captured.events);
     }
 
     assertThat(lines).hasSizeGreaterThan(5);
@@ -125,43 +117,5 @@ class LoggingEndToEndTest {
     assertThat(unkeyed.get("subscription").asText()).isEqualTo("test");
     assertThat(unkeyed.has("key")).isFalse();
     assertThat(Set.of("messageId", "deliveryAttempt")).allMatch(unkeyed::has);
-  }
-
-  /** Every log event of the process, encoded as JSON lines, while attached. */
-  private static final class CapturedLines extends AppenderBase<ILoggingEvent>
-      implements AutoCloseable {
-    final List<String> lines = new CopyOnWriteArrayList<>();
-    private final WorkerLogEncoder encoder = new WorkerLogEncoder();
-    private final Logger workerLogger;
-    private final Level oldLevel;
-
-    private CapturedLines(LoggerContext context) {
-      setContext(context);
-      setName("captured-json");
-      encoder.setContext(context);
-      encoder.setFormat("json");
-      encoder.start();
-      start();
-      workerLogger = context.getLogger("dev.pubsubworker");
-      oldLevel = workerLogger.getLevel();
-      workerLogger.setLevel(Level.DEBUG);
-      context.getLogger(Logger.ROOT_LOGGER_NAME).addAppender(this);
-    }
-
-    static CapturedLines attach() {
-      return new CapturedLines((LoggerContext) LoggerFactory.getILoggerFactory());
-    }
-
-    @Override
-    protected void append(ILoggingEvent event) {
-      lines.add(new String(encoder.encode(event), StandardCharsets.UTF_8));
-    }
-
-    @Override
-    public void close() {
-      ((LoggerContext) getContext()).getLogger(Logger.ROOT_LOGGER_NAME).detachAppender(this);
-      workerLogger.setLevel(oldLevel);
-      stop();
-    }
   }
 }

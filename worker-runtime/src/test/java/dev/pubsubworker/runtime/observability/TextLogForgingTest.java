@@ -6,9 +6,7 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.LoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.testservices.SubscriptionSpec;
@@ -17,7 +15,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -115,7 +112,7 @@ class TextLogForgingTest {
           }
         };
     List<String> events;
-    try (CapturedText captured = CapturedText.attach();
+    try (CapturedLog captured = CapturedLog.attach("text");
         WorkerHarness h = new WorkerHarness(SubscriptionSpec.defaults())) {
       h.create("key = \"attribute:ref\"", "", handler, List.of()).start();
       h.publish("order", Map.of("ref", HOSTILE, "note", HOSTILE));
@@ -150,43 +147,5 @@ class TextLogForgingTest {
     assertThat(line.indexOf('\n')).as("one line").isEqualTo(line.length() - 1);
     assertThat(line).doesNotContain("\r").doesNotContain("\u001b").doesNotContain("\u0000");
     assertThat(line).doesNotContain("\u0085").doesNotContain("\u2028");
-  }
-
-  /** Every log event of the process, encoded by a text {@link WorkerLogEncoder}, while attached. */
-  private static final class CapturedText extends AppenderBase<ILoggingEvent>
-      implements AutoCloseable {
-    final List<String> events = new CopyOnWriteArrayList<>();
-    private final WorkerLogEncoder encoder = new WorkerLogEncoder();
-    private final Logger workerLogger;
-    private final Level oldLevel;
-
-    private CapturedText(LoggerContext context) {
-      setContext(context);
-      setName("captured-text");
-      encoder.setContext(context);
-      encoder.setFormat("text");
-      encoder.start();
-      start();
-      workerLogger = context.getLogger("dev.pubsubworker");
-      oldLevel = workerLogger.getLevel();
-      workerLogger.setLevel(Level.DEBUG);
-      context.getLogger(Logger.ROOT_LOGGER_NAME).addAppender(this);
-    }
-
-    static CapturedText attach() {
-      return new CapturedText((LoggerContext) LoggerFactory.getILoggerFactory());
-    }
-
-    @Override
-    protected void append(ILoggingEvent event) {
-      events.add(new String(encoder.encode(event), StandardCharsets.UTF_8));
-    }
-
-    @Override
-    public void close() {
-      ((LoggerContext) getContext()).getLogger(Logger.ROOT_LOGGER_NAME).detachAppender(this);
-      workerLogger.setLevel(oldLevel);
-      stop();
-    }
   }
 }
