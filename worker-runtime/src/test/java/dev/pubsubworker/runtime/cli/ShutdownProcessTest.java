@@ -333,9 +333,14 @@ class ShutdownProcessTest {
                 String n = message.attributes().get("n");
                 System.out.println("TEST handler started " + n);
                 Path release = dir.resolve("release-" + n);
-                try {
+                // Wait for the release file without polling: a watch on the folder wakes the
+                // handler when a file appears; take() is where the shutdown's interrupt lands.
+                try (java.nio.file.WatchService watch = dir.getFileSystem().newWatchService()) {
+                  dir.register(watch, java.nio.file.StandardWatchEventKinds.ENTRY_CREATE);
                   while (!Files.exists(release)) {
-                    Thread.sleep(10);
+                    java.nio.file.WatchKey key = watch.take();
+                    key.pollEvents();
+                    key.reset();
                   }
                 } catch (InterruptedException e) {
                   System.out.println("TEST handler interrupted " + n);
