@@ -1,0 +1,137 @@
+package dev.pubsubworker.core;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * An optional capability of a {@link LockBackend}: many claims, or many completes, in one round
+ * trip to the store (group commit). The {@link IdempotencyGuard} uses it when many handler threads
+ * claim or complete at once; a lone call still goes through the single verbs.
+ *
+ * <h2>Contract</h2>
+ *
+ * Each entry of a batch has exactly the semantics, fencing and validation of the single verb it
+ * stands for ({@link LockBackend#claim}, {@link LockBackend#complete}), decided atomically per
+ * entry; entries are independent of each other (one entry's failure does not fail the others), and
+ * the backend applies them in list order. The guard never puts two entries for the same key in one
+ * batch; an implementation may rely on that and must reject such a batch with {@link
+ * IllegalArgumentException} before any I/O.
+ *
+ * <p>Results come back one per request, in the same order. An entry's failure is the exception the
+ * single verb would have thrown for it ({@link IllegalArgumentException} for a bad key, {@link
+ * LockBackendException} for a store failure). If the round trip as a whole fails, the method throws
+ * {@link LockBackendException}: then every entry's outcome is unknown, exactly as for a failed
+ * single verb, and no entry may have been reported {@code Won} without being stored.
+ *
+ * <p>Implementations are thread-safe.
+ */
+public interface BatchLockBackend extends LockBackend {
+
+  /** The most entries the guard puts in one batch for this backend; at least 2. */
+  default int maxBatchSize() {
+    return 64;
+  }
+
+  /**
+   * Claims every request, each as {@link LockBackend#claim} would, in one round trip where the
+   * store allows.
+   *
+   * @param requests at least one, at most {@link #maxBatchSize()}, with distinct keys
+   * @return one entry per request, in order
+   * @throws IllegalArgumentException if the list is empty, too long or repeats a key
+   * @throws LockBackendException if the round trip failed as a whole
+   */
+  List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests);
+
+  /**
+   * Completes every claim, each as {@link LockBackend#complete} would, in one round trip (one
+   * commit) where the store allows.
+   *
+   * @param requests at least one, at most {@link #maxBatchSize()}, with distinct keys
+   * @return one entry per request, in order; its value is what {@code complete} would return
+   * @throws IllegalArgumentException if the list is empty, too long or repeats a key
+   * @throws LockBackendException if the round trip failed as a whole
+   */
+  List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests);
+
+  /**
+   * The arguments of one {@link LockBackend#complete} call in a batch.
+   *
+   * @param claim the won claim to complete
+   * @param ttl the duplicate-suppression window, at least one millisecond
+   */
+  record CompleteRequest(Claim claim, Duration ttl) {
+    /**
+     * Validates the components.
+     *
+     * @throws NullPointerException if a component is null
+     * @throws IllegalArgumentException if {@code ttl} is shorter than one millisecond
+     */
+    public CompleteRequest {
+      Objects.requireNonNull(claim, "claim");
+      DurationChecks.requireAtLeastOneMilli("ttl", ttl);
+    }
+  }
+
+  /**
+   * The outcome of one entry of a batch: a value, or the exception the single verb would have
+   * thrown for that entry. Exactly one of the two is set.
+   *
+   * @param <T> the single verb's result type
+   */
+  final class BatchResult<T> {
+    private final T value;
+    private final RuntimeException failure;
+
+    private BatchResult(T value, RuntimeException failure) {
+      this.value = value;
+      this.failure = failure;
+    }
+
+    /**
+     * An entry that succeeded.
+     *
+     * @throws NullPointerException if value is null
+     */
+    public static <T> BatchResult<T> of(T value) {
+      return new BatchResult<>(Objects.requireNonNull(value, "value"), null);
+    }
+
+    /**
+     * An entry that failed as its single verb would have.
+     *
+     * @throws NullPointerException if failure is null
+     */
+    public static <T> BatchResult<T> failed(RuntimeException failure) {
+      return new BatchResult<>(null, Objects.requireNonNull(failure, "failure"));
+    }
+
+    /** Whether this entry failed. */
+    public boolean isFailure() {
+      return failure != null;
+    }
+
+    /**
+     * The entry's value.
+     *
+     * @throws RuntimeException the entry's failure, as the single verb would have thrown it
+     */
+    public T get() {
+      if (failure != null) {
+        throw failure;
+      }
+      return value;
+    }
+
+    /** The entry's failure, or {@code null} if it succeeded. */
+    public RuntimeException failure() {
+      return failure;
+    }
+
+    @Override
+    public String toString() {
+      return failure != null ? "failed(" + failure + ")" : "of(" + value + ")";
+    }
+  }
+}
