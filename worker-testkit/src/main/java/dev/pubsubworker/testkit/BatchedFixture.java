@@ -19,8 +19,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * Runs a suite through a backend's batched path: a {@link BackendFixture} decorator whose backend
  * sends every {@code claim} and {@code complete} through {@link BatchLockBackend#claimAll} and
  * {@link BatchLockBackend#completeAll}, each time in a batch with up to three companion entries on
- * fresh keys at random positions, and checks that every companion claim was won. The contract,
- * fuzz and model suites then pin the batched verbs to exactly the semantics of the single ones:
+ * fresh keys at random positions, and checks that every companion claim was won. The contract, fuzz
+ * and model suites then pin the batched verbs to exactly the semantics of the single ones:
  *
  * <pre>{@code
  * class RedisBatchedModelTest extends LockBackendModelContract {
@@ -121,7 +121,8 @@ public final class BatchedFixture implements BackendFixture {
       }
       for (int i = 0; i < results.size(); i++) {
         if (i != at && !(results.get(i).get() instanceof ClaimResult.Won)) {
-          throw new AssertionError("a companion claim on a fresh key was not won: " + results.get(i));
+          throw new AssertionError(
+              "a companion claim on a fresh key was not won: " + results.get(i));
         }
       }
       return results.get(at).get();
