@@ -10,10 +10,12 @@ import java.time.Duration;
  * @param lockStoreProbeInterval how often readiness reads the lock store
  * @param lockStoreStaleAfter how long without an answer from the lock store makes /readyz fail
  * @param lockStoreStuckAfter how long one lock-store call may be in progress before /healthz fails
+ * @param tracing the OpenTelemetry tracing of deliveries
  */
 public record ObservabilityConfig(
     int httpPort,
     String httpHost,
     Duration lockStoreProbeInterval,
     Duration lockStoreStaleAfter,
-    Duration lockStoreStuckAfter) {}
+    Duration lockStoreStuckAfter,
+    TracingConfig tracing) {}

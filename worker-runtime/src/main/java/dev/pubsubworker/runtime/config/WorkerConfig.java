@@ -6,6 +6,8 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
 import dev.pubsubworker.core.FingerprintPolicy;
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -224,7 +226,8 @@ public record WorkerConfig(
             httpHost,
             obs.duration("lock-store-probe-interval", Duration.ofMillis(100)),
             obs.positiveDuration("lock-store-stale-after"),
-            obs.positiveDuration("lock-store-stuck-after"));
+            obs.positiveDuration("lock-store-stuck-after"),
+            readTracing(obs.object("tracing")));
     if (!obs.failed("lock-store-stale-after")
         && !obs.failed("lock-store-probe-interval")
         && observability.lockStoreStaleAfter().compareTo(observability.lockStoreProbeInterval())
@@ -579,6 +582,47 @@ public record WorkerConfig(
   }
 
   /** {@code host:port} (or {@code [v6]:port}) with a port in 1..65535; empty passes. */
+  private static TracingConfig readTracing(SettingsReader r) {
+    TracingConfig.Exporter exporter =
+        r.choice("exporter", TracingConfig.Exporter.class, TracingConfig.Exporter.NONE);
+    String endpoint = r.string("otlp-endpoint");
+    URI uri = TracingConfig.off().otlpEndpoint();
+    if (!r.failed("otlp-endpoint")) {
+      try {
+        uri = new URI(endpoint);
+        if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme()))
+            || uri.getHost() == null) {
+          throw new URISyntaxException(endpoint, "not an http(s) URL with a host");
+        }
+      } catch (URISyntaxException e) {
+        r.problem(
+            "otlp-endpoint",
+            "must be an http:// or https:// URL such as http://localhost:4318/v1/traces, but was '"
+                + endpoint
+                + "'");
+      }
+    }
+    String ratioText = r.string("sample-ratio");
+    double ratio = 1.0;
+    if (!r.failed("sample-ratio")) {
+      try {
+        ratio = Double.parseDouble(ratioText.trim());
+      } catch (NumberFormatException e) {
+        ratio = Double.NaN;
+      }
+      if (!(ratio >= 0.0 && ratio <= 1.0)) {
+        r.problem("sample-ratio", "must be a number from 0.0 to 1.0, but was '" + ratioText + "'");
+        ratio = 1.0;
+      }
+    }
+    String serviceName = r.string("service-name");
+    if (!r.failed("service-name") && serviceName.isBlank()) {
+      r.problem("service-name", "must not be empty");
+    }
+    r.rejectUnknown();
+    return new TracingConfig(exporter, uri, ratio, serviceName);
+  }
+
   private static void checkHostPort(SettingsReader r, String key, String value) {
     if (value.isEmpty()) {
       return;

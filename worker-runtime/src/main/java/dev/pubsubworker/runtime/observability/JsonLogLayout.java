@@ -32,7 +32,10 @@ import java.util.TreeMap;
  *   <li>{@code logger}, {@code thread}.
  *   <li>The dispatcher's MDC fields as top-level fields when present: {@code subscription}, {@code
  *       messageId}, {@code deliveryAttempt} and {@code fence} (as numbers), {@code key} (as the
- *       configured key format rendered it). Any other MDC entry goes into an {@code mdc} object.
+ *       configured key format rendered it); and, when the delivery carries a trace, {@code
+ *       logging.googleapis.com/trace}, {@code logging.googleapis.com/spanId} and {@code
+ *       logging.googleapis.com/trace_sampled} (a boolean), which Cloud Logging uses to link the
+ *       line to the trace. Any other MDC entry goes into an {@code mdc} object.
  * </ul>
  *
  * Strings are escaped per RFC 8259 (quotes, backslashes, every control character) and an unpaired
@@ -75,7 +78,8 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
           continue;
         }
         json.append(',');
-        if (MdcKeys.NUMERIC.contains(name) && isWholeNumber(value)) {
+        if (MdcKeys.NUMERIC.contains(name) && isWholeNumber(value)
+            || MdcKeys.BOOLEAN.contains(name) && (value.equals("true") || value.equals("false"))) {
           string(json, name);
           json.append(':').append(value);
         } else {

@@ -7,8 +7,8 @@ import java.util.Map;
 /**
  * The text pattern's {@code %mdcFields}: the dispatcher's MDC fields that are present, as {@code "
  * [orders 1234 attempt=2 key=po-7 fence=3]"} (subscription and message id bare, the others named),
- * or nothing at all on a line written outside a message. Values arrive escaped ({@link
- * EscapedEvent}).
+ * or nothing at all on a line written outside a message. The trace fields are left to the JSON
+ * format, where Cloud Logging reads them. Values arrive escaped ({@link EscapedEvent}).
  */
 final class MdcFieldsConverter extends ClassicConverter {
 
@@ -24,7 +24,7 @@ final class MdcFieldsConverter extends ClassicConverter {
     StringBuilder fields = new StringBuilder();
     for (String name : MdcKeys.ALL) {
       String value = mdc.get(name);
-      if (value == null || value.isEmpty()) {
+      if (value == null || value.isEmpty() || MdcKeys.CLOUD_LOGGING.contains(name)) {
         continue;
       }
       fields.append(fields.length() == 0 ? " [" : " ");

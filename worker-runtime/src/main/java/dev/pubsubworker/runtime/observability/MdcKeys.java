@@ -23,11 +23,33 @@ public final class MdcKeys {
   /** MDC key. */
   public static final String FENCE = "fence";
 
+  /**
+   * MDC key, named as Cloud Logging reads it: {@code projects/PROJECT/traces/TRACE_ID} of the
+   * delivery's trace (the publisher's, continued), so Cloud Logging links the line to the trace.
+   */
+  public static final String TRACE = "logging.googleapis.com/trace";
+
+  /**
+   * MDC key, named as Cloud Logging reads it: the id of the span current when the line was written.
+   */
+  public static final String SPAN_ID = "logging.googleapis.com/spanId";
+
+  /** MDC key, named as Cloud Logging reads it: whether the trace is sampled ("true"/"false"). */
+  public static final String TRACE_SAMPLED = "logging.googleapis.com/trace_sampled";
+
   /** In the order JSON log lines carry them. */
-  static final List<String> ALL = List.of(SUBSCRIPTION, MESSAGE_ID, DELIVERY_ATTEMPT, KEY, FENCE);
+  static final List<String> ALL =
+      List.of(
+          SUBSCRIPTION, MESSAGE_ID, DELIVERY_ATTEMPT, KEY, FENCE, TRACE, SPAN_ID, TRACE_SAMPLED);
 
   /** The ones whose values are whole numbers. */
   static final List<String> NUMERIC = List.of(DELIVERY_ATTEMPT, FENCE);
+
+  /** The trace fields, which only the JSON format writes (under these names). */
+  static final List<String> CLOUD_LOGGING = List.of(TRACE, SPAN_ID, TRACE_SAMPLED);
+
+  /** The ones whose values are booleans. */
+  static final List<String> BOOLEAN = List.of(TRACE_SAMPLED);
 
   private MdcKeys() {}
 }

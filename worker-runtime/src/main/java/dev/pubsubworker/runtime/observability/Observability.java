@@ -62,6 +62,7 @@ public final class Observability implements AutoCloseable {
   private final PrometheusMeterRegistry registry;
   private final WorkerMetrics metrics;
   private final LockStoreFreshness freshness;
+  private final Tracing tracing;
   private final List<MeterBinder> binders;
   private LockStoreProbe probe;
   private ObservabilityHttpServer server;
@@ -77,6 +78,7 @@ public final class Observability implements AutoCloseable {
         new WorkerMetrics(
             config.orderedSubscriptions().stream().map(SubscriptionConfig::id).toList());
     this.freshness = new LockStoreFreshness(clock);
+    this.tracing = Tracing.create(config.observability().tracing(), config.projectId());
     this.binders =
         List.of(
             metrics,
@@ -128,12 +130,17 @@ public final class Observability implements AutoCloseable {
    * Worker#create} as {@code observability::guardListeners}.
    */
   public List<GuardListener> guardListeners(String subscriptionId) {
-    return List.of(metrics.guardListener(subscriptionId), freshness);
+    return List.of(metrics.guardListener(subscriptionId), freshness, tracing.guardListener());
   }
 
   /** What to pass to {@link Worker#create} as dispatch listeners. */
   public List<DispatchListener> dispatchListeners() {
-    return List.of(metrics);
+    return List.of(metrics, tracing);
+  }
+
+  /** The tracing of deliveries ({@code observability.tracing}). */
+  public Tracing tracing() {
+    return tracing;
   }
 
   /**
@@ -206,7 +213,10 @@ public final class Observability implements AutoCloseable {
     return server == null ? Optional.empty() : Optional.of(server.address());
   }
 
-  /** Stops the HTTP server and the probe, and unbinds the GC listeners. Idempotent. */
+  /**
+   * Stops the HTTP server and the probe, flushes the spans not exported yet (at most a few
+   * seconds), and unbinds the GC listeners. Idempotent.
+   */
   @Override
   public synchronized void close() {
     if (closed) {
@@ -228,6 +238,7 @@ public final class Observability implements AutoCloseable {
         }
       }
     }
+    tracing.close();
     registry.close();
   }
 }

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import com.google.cloud.pubsub.v1.AckResponse;
+import com.google.pubsub.v1.PubsubMessage;
 import java.time.Duration;
 
 /**
@@ -32,4 +33,12 @@ public interface DispatchListener {
    * status code's name (e.g. {@code UNAVAILABLE}); the client reconnects on its own.
    */
   default void streamError(String subscription, String code) {}
+
+  /**
+   * A delivery of {@code subscription} arrived; the returned observer follows it to its settlement
+   * (tracing). The default observes nothing.
+   */
+  default DeliveryObserver deliveryStarted(String subscription, PubsubMessage message) {
+    return DeliveryObserver.NONE;
+  }
 }

@@ -129,8 +129,10 @@ final class GuardedDispatcher {
     MDC.put(MdcKeys.SUBSCRIPTION, config.id());
     MDC.put(MdcKeys.MESSAGE_ID, message.messageId());
     MDC.put(MdcKeys.DELIVERY_ATTEMPT, Integer.toString(message.deliveryAttempt()));
+    entry.observer = listener.deliveryStarted(config.id(), pubsub);
     long started = System.nanoTime();
     Outcome outcome = Outcome.FAILED;
+    DeliveryObserver.Scope traced = entry.observer.activate();
     try {
       outcome = run(message, entry);
     } catch (Error e) {
@@ -145,7 +147,11 @@ final class GuardedDispatcher {
           reply.nack();
         }
         listener.settled(config.id(), outcome, took);
+        entry.observer.settled(outcome);
+      } else {
+        entry.observer.settled(Outcome.ABANDONED);
       }
+      traced.close();
       inFlight.remove(id);
       listener.inFlight(config.id(), -1);
       MDC.remove(MdcKeys.SUBSCRIPTION);
@@ -187,6 +193,7 @@ final class GuardedDispatcher {
       return unkeyed(message, entry, "invalid key: " + e.getMessage());
     }
     entry.key = k;
+    entry.observer.keyResolved(k);
     MDC.put(MdcKeys.KEY, keyLogFormat.apply(k));
     CallOptions callOptions =
         config.fingerprint()
@@ -244,9 +251,24 @@ final class GuardedDispatcher {
       throw new InterruptedException("abandoned at shutdown before the handler started");
     }
     entry.fence = ctx.fencingToken();
+    entry.observer.fenced(ctx.fencingToken());
     MDC.put(MdcKeys.FENCE, Long.toString(ctx.fencingToken()));
-    handler.handle(message, new GuardedContext(config.id(), ctx));
+    handle(message, entry, new GuardedContext(config.id(), ctx));
     return null;
+  }
+
+  /** Runs the handler inside its tracing scope. */
+  private void handle(InboundMessage message, InFlight.Entry entry, HandlerContext context)
+      throws Exception {
+    DeliveryObserver.Scope handling = entry.observer.handlerStarted();
+    try {
+      handler.handle(message, context);
+    } catch (Exception | Error e) {
+      entry.observer.handlerFailed(e);
+      throw e;
+    } finally {
+      handling.close();
+    }
   }
 
   /**
@@ -301,7 +323,7 @@ final class GuardedDispatcher {
 
   private Outcome runUnguarded(InboundMessage message, InFlight.Entry entry) {
     try {
-      handler.handle(message, new UnguardedContext(config.id()));
+      handle(message, entry, new UnguardedContext(config.id()));
       return Outcome.UNGUARDED;
     } catch (Exception e) {
       handlerFailed(message, entry, e);

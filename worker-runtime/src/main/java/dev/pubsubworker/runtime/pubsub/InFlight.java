@@ -34,6 +34,9 @@ final class InFlight {
     volatile String key;
     volatile long fence;
 
+    /** Follows the delivery for tracing; {@link DeliveryObserver#NONE} when nothing does. */
+    volatile DeliveryObserver observer = DeliveryObserver.NONE;
+
     /** The guard's context once the claim is won; what a stop abandons. */
     volatile WorkContext context;
 

@@ -1,7 +1,9 @@
 package dev.pubsubworker.runtime.observability;
 
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
@@ -12,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Real workers with their observability on Pub/Sub (the embedded server unless a test passes
@@ -52,6 +55,15 @@ final class EmulatorWorkers implements AutoCloseable {
   Worker create(WorkerConfig config, MessageHandler handler, Observability observability) {
     return harness.create(
         config, handler, observability::guardListeners, observability.dispatchListeners());
+  }
+
+  /** Builds (without starting) a worker observed by the given listeners only. */
+  Worker create(
+      WorkerConfig config,
+      MessageHandler handler,
+      Function<String, List<GuardListener>> guardListeners,
+      List<DispatchListener> dispatchListeners) {
+    return harness.create(config, handler, guardListeners, dispatchListeners);
   }
 
   /** Publishes {@code data} with attributes; returns the message id. */
