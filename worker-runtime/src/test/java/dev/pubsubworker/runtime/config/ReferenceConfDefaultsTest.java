@@ -71,6 +71,10 @@ class ReferenceConfDefaultsTest {
     p.put("observability.lock-store-probe-interval", duration(Duration.ofSeconds(10)));
     p.put("observability.lock-store-stale-after", duration(Duration.ofSeconds(30)));
     p.put("observability.lock-store-stuck-after", duration(Duration.ofSeconds(60)));
+    p.put("observability.tracing.exporter", string("none"));
+    p.put("observability.tracing.otlp-endpoint", string("http://localhost:4318/v1/traces"));
+    p.put("observability.tracing.sample-ratio", string("1.0"));
+    p.put("observability.tracing.service-name", string("pubsub-worker"));
     p.put("logging.format", string("text"));
     p.put("logging.key-format", string("plain"));
     p.put("subscription-defaults.guard", string("lock"));
