@@ -2,24 +2,17 @@ package dev.pubsubworker.app;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.typesafe.config.Config;
-import com.typesafe.config.ConfigFactory;
-import com.typesafe.config.ConfigResolveOptions;
-import dev.pubsubworker.runtime.cli.WorkerCli;
-import dev.pubsubworker.runtime.worker.Worker;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The sample configs in {@code config/} pass {@code check-config} as a deployment would run it (a
- * separate process with GOOGLE_CLOUD_PROJECT set), and the container files agree with the worker:
- * non-root image, probes on the worker's health endpoints and port, a termination grace above the
- * shutdown grace.
+ * separate process with GOOGLE_CLOUD_PROJECT set). The container and deployment files are checked
+ * by {@link ContainerImageTest}, {@link KubernetesManifestsTest} and {@link
+ * ComputeEngineFilesTest}.
  */
 class SampleConfigsTest {
 
@@ -62,30 +55,5 @@ class SampleConfigsTest {
             "orders-example \\(dev.pubsubworker.plugins.orders.OrdersPlugin, .*"
                 + "plugins/orders-example/target/plugin-orders-example-[^/]*\\.jar\\)")
         .contains("orders: orders-sub -> handler orders");
-  }
-
-  @Test
-  void the_container_runs_as_non_root_and_the_manifest_matches_the_worker() throws IOException {
-    String dockerfile = Files.readString(ROOT.resolve("docker/Dockerfile"));
-    assertThat(dockerfile).containsPattern("(?m)^USER 10001:10001$");
-    String deployment = Files.readString(ROOT.resolve("docker/k8s/deployment.yaml"));
-    assertThat(deployment)
-        .contains("runAsNonRoot: true")
-        .contains("path: /healthz")
-        .contains("path: /readyz")
-        .contains("containerPort: 8080");
-    int terminationGrace =
-        Integer.parseInt(
-            deployment.replaceAll("(?s).*terminationGracePeriodSeconds: (\\d+).*", "$1"));
-    Config gke = ConfigFactory.parseFile(ROOT.resolve("config/gke-datastore.conf").toFile());
-    long shutdownGrace = gke.getDuration("pubsub-worker.shutdown-grace").toSeconds();
-    assertThat(terminationGrace)
-        .as("the pod's kill comes well after a graceful stop's worst case (grace + bound)")
-        .isGreaterThanOrEqualTo((int) (shutdownGrace + Worker.STOP_BOUND.toSeconds() + 10));
-    // The default itself, not this JVM's environment (surefire sets PUBSUB_WORKER_HTTP_PORT=0).
-    Config reference =
-        ConfigFactory.parseResources(WorkerCli.class.getClassLoader(), "reference.conf")
-            .resolve(ConfigResolveOptions.noSystem());
-    assertThat(reference.getInt("pubsub-worker.observability.http-port")).isEqualTo(8080);
   }
 }

@@ -167,7 +167,7 @@ class DockerfileTest {
             .resolve(ConfigResolveOptions.noSystem());
     int port = reference.getInt("pubsub-worker.observability.http-port");
     assertThat(image).contains(new Instruction("EXPOSE", Integer.toString(port)));
-    String deployment = Files.readString(ROOT.resolve("docker/k8s/deployment.yaml"));
+    String deployment = Files.readString(ROOT.resolve("docker/k8s/base/deployment.yaml"));
     assertThat(deployment)
         .contains("runAsUser: 10001")
         .contains("readOnlyRootFilesystem: true")
