@@ -1,6 +1,8 @@
 package dev.pubsubworker.backend.sql;
 
-/** H2: the compare-and-set claim per entry (a read and an insert when absent), in one transaction. */
+/**
+ * H2: the compare-and-set claim per entry (a read and an insert when absent), in one transaction.
+ */
 class H2BatchBehaviourTest extends SqlBatchBehaviour {
 
   @Override
