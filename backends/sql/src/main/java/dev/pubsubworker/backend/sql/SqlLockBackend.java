@@ -68,6 +68,13 @@ import javax.sql.DataSource;
  * A claim that loses a race (a concurrent claim changed the row between its read and its write)
  * reads again, at most 16 times. Keys are always bound parameters.
  *
+ * <h2>Batch verbs</h2>
+ *
+ * A {@link BatchLockBackend}: {@link #claimAll} and {@link #completeAll} decide up to {@value
+ * #MAX_BATCH_SIZE} entries, each exactly as its single verb, in one statement and one commit on
+ * PostgreSQL and MariaDB (MySQL: an upsert and a read in one transaction; H2: the single claim's
+ * statements per entry in one transaction). See their documentation for the statements.
+ *
  * <h2>Errors</h2>
  *
  * Keys are checked before any I/O ({@link #validateKey}): 1 to {@value #MAX_KEY_BYTES} UTF-8 bytes,

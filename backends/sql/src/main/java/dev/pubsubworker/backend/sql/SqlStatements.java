@@ -365,7 +365,8 @@ final class SqlStatements {
   /**
    * MariaDB, MySQL and H2: {@link #markDone} for {@code n} claims in one {@code UPDATE} ({@code
    * :key0}, {@code :fence0}, {@code :ttl0}, ...); the count of rows it changed tells whether every
-   * claim was marked.
+   * claim was marked. The {@code IN} list keeps it to primary-key lookups (no scan, so no waiting
+   * on rows of other keys).
    */
   SqlTemplate markDoneAll(int n) {
     return cached(
@@ -375,7 +376,9 @@ final class SqlStatements {
             t(
                 "UPDATE {table} SET state = 'DONE', expires_at = {now} + CASE lock_key "
                     + list(n, i -> "WHEN :key" + i + " THEN :ttl" + i).replace(",", "")
-                    + " END WHERE state = 'CLAIMED' AND ("
+                    + " END WHERE lock_key IN ("
+                    + list(n, i -> ":key" + i)
+                    + ") AND state = 'CLAIMED' AND ("
                     + list(n, i -> "(lock_key = :key" + i + " AND fence = :fence" + i + ")")
                         .replace(", ", " OR ")
                     + ")"));
