@@ -151,6 +151,44 @@ final class LockTable {
     }
   }
 
+  /**
+   * Runs a verb's statements in one transaction on a pooled connection and commits once (the batch
+   * verbs of the dialects that need more than one statement); rolls back on any failure and retries
+   * the whole transaction after a transient error, as {@link #execute} does. The call must compute
+   * its answer afresh on each attempt.
+   *
+   * @throws LockBackendException for any other failure (including a failed commit), or a transient
+   *     one that outlasts the retries
+   */
+  <R> R executeInTransaction(String verb, SqlCall<R> call) {
+    return execute(
+        verb,
+        c -> {
+          c.setAutoCommit(false);
+          R result;
+          try {
+            result = call.run(c);
+            c.commit();
+          } catch (SQLException | RuntimeException e) {
+            rollbackQuietly(c, e);
+            restoreAutoCommitQuietly(c, e);
+            throw e;
+          }
+          c.setAutoCommit(true);
+          return result;
+        });
+  }
+
+  private static void restoreAutoCommitQuietly(Connection c, Throwable primary) {
+    try {
+      if (!c.isClosed()) {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      primary.addSuppressed(e);
+    }
+  }
+
   /** A connection from the pool, as it comes (for the transactional run). */
   Connection borrow() throws SQLException {
     return dataSource.getConnection();
@@ -189,6 +227,13 @@ final class LockTable {
     return dialect.storesKeysAsBytes()
         ? p.set("key", key.getBytes(StandardCharsets.UTF_8))
         : p.set("key", key);
+  }
+
+  /** Sets parameter {@code name} to {@code key}, as text or UTF-8 bytes per dialect. */
+  SqlTemplate.Params setKey(SqlTemplate.Params p, String name, String key) {
+    return dialect.storesKeysAsBytes()
+        ? p.set(name, key.getBytes(StandardCharsets.UTF_8))
+        : p.set(name, key);
   }
 
   /** The test clock offset in milliseconds, zero outside tests. */

@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.sql;
 
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -14,8 +15,15 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import javax.sql.DataSource;
 
 /**
@@ -60,6 +68,13 @@ import javax.sql.DataSource;
  * A claim that loses a race (a concurrent claim changed the row between its read and its write)
  * reads again, at most 16 times. Keys are always bound parameters.
  *
+ * <h2>Batch verbs</h2>
+ *
+ * A {@link BatchLockBackend}: {@link #claimAll} and {@link #completeAll} decide up to {@value
+ * #MAX_BATCH_SIZE} entries, each exactly as its single verb, in one statement and one commit on
+ * PostgreSQL and MariaDB (MySQL: an upsert and a read in one transaction; H2: the single claim's
+ * statements per entry in one transaction). See their documentation for the statements.
+ *
  * <h2>Errors</h2>
  *
  * Keys are checked before any I/O ({@link #validateKey}): 1 to {@value #MAX_KEY_BYTES} UTF-8 bytes,
@@ -89,10 +104,13 @@ import javax.sql.DataSource;
  * (connections, timeouts, retries) in {@code LockTable}, the claim of each dialect in a {@code
  * ClaimStrategy}, the transactional mode in {@code TransactionalRun}.
  */
-public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin {
+public final class SqlLockBackend implements TransactionalLockBackend, BatchLockBackend, LockAdmin {
 
   /** The longest key accepted, in UTF-8 bytes: {@value}. The DDL's key column is sized for it. */
   public static final int MAX_KEY_BYTES = 1024;
+
+  /** The most entries of one {@link #claimAll} or {@link #completeAll} batch: {@value}. */
+  public static final int MAX_BATCH_SIZE = SqlStatements.MAX_BATCH;
 
   private static final String CLAIMED = LockState.CLAIMED.name();
   private static final String DONE = LockState.DONE.name();
@@ -102,6 +120,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
   private final SqlStatements sql;
   private final ClaimStrategy claims;
   private final TransactionalRun transactions;
+  private final BatchVerbs batches;
 
   private SqlLockBackend(LockTable table) {
     this.table = table;
@@ -109,6 +128,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
     this.sql = table.sql();
     this.claims = ClaimStrategy.of(table);
     this.transactions = new TransactionalRun(table);
+    this.batches = new BatchVerbs(table, claims);
   }
 
   /**
@@ -175,6 +195,11 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
    */
   @Override
   public ClaimResult claim(ClaimRequest request) {
+    validateClaim(request);
+    return table.execute("claim", c -> claims.claim(c, request));
+  }
+
+  private void validateClaim(ClaimRequest request) {
     Objects.requireNonNull(request, "request");
     validateKey(request.key());
     if (dialect == SqlDialect.POSTGRESQL
@@ -183,7 +208,98 @@ public final class SqlLockBackend implements TransactionalLockBackend, LockAdmin
       throw new IllegalArgumentException(
           "fingerprint has a NUL character (U+0000); PostgreSQL text cannot store it");
     }
-    return table.execute("claim", c -> claims.claim(c, request));
+  }
+
+  /** {@value #MAX_BATCH_SIZE}. */
+  @Override
+  public int maxBatchSize() {
+    return MAX_BATCH_SIZE;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The entries with a valid key (and, on PostgreSQL, a fingerprint without NUL) are written in
+   * key order, so that concurrent batches take row locks in the same order; the others fail alone
+   * with the {@link IllegalArgumentException} {@link #claim} would throw. Statements per batch:
+   *
+   * <ul>
+   *   <li>PostgreSQL: one ({@code INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE ...
+   *       RETURNING} joined with the rows its snapshot saw); a further one for the entries that
+   *       lost a race to a concurrent claim, as the single claim asks again.
+   *   <li>MariaDB: one multi-row {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}.
+   *   <li>MySQL: that upsert and one {@code SELECT} of the rows, in one transaction.
+   *   <li>H2: the single claim's statements for every entry, in one transaction.
+   * </ul>
+   *
+   * One commit per batch in every dialect. A deadlock or serialization failure is retried as for
+   * the single verbs ({@link SqlLockSettings#transientRetries()}); an entry that loses {@value
+   * ClaimStrategy#MAX_RACE_ROUNDS} races in a row fails alone with a {@link LockBackendException}.
+   */
+  @Override
+  public List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests) {
+    return run(requests, ClaimRequest::key, this::validateClaim, valid -> batches.claimAll(valid));
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>PostgreSQL: one statement ({@code UPDATE ... FROM unnest(...)} joined with the DONE rows).
+   * MariaDB, MySQL and H2: one {@code UPDATE} over all claims, and, only when it marked fewer than
+   * all of them, one {@code SELECT} to tell an entry already DONE (true) from a stale claim
+   * (false). One commit per batch. An entry whose DONE window (its {@code ttl}) runs out and is
+   * reclaimed between those two statements reads false there.
+   */
+  @Override
+  public List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {
+    return run(
+        requests,
+        r -> r.claim().key(),
+        r -> validateKey(r.claim().key()),
+        valid -> batches.completeAll(valid));
+  }
+
+  /**
+   * Checks the batch as a whole (before any I/O), fails the entries whose own checks fail, and runs
+   * the others, sorted by key, as one batch; maps the results back to request order.
+   */
+  private <Q, T> List<BatchResult<T>> run(
+      List<Q> requests,
+      Function<Q, String> keyOf,
+      Consumer<Q> validate,
+      Function<List<Q>, List<BatchResult<T>>> batch) {
+    Objects.requireNonNull(requests, "requests");
+    if (requests.isEmpty() || requests.size() > MAX_BATCH_SIZE) {
+      throw new IllegalArgumentException(
+          "a batch has 1 to " + MAX_BATCH_SIZE + " entries, but this one has " + requests.size());
+    }
+    Set<String> keys = new HashSet<>();
+    for (Q r : requests) {
+      Objects.requireNonNull(r, "a batch entry is null");
+      if (!keys.add(Objects.requireNonNull(keyOf.apply(r), "key"))) {
+        throw new IllegalArgumentException("a batch has two entries for the same key");
+      }
+    }
+    List<BatchResult<T>> out = new ArrayList<>(requests.size());
+    List<Integer> valid = new ArrayList<>(requests.size());
+    for (int i = 0; i < requests.size(); i++) {
+      out.add(null);
+      try {
+        validate.accept(requests.get(i));
+        valid.add(i);
+      } catch (IllegalArgumentException e) {
+        out.set(i, BatchResult.failed(e));
+      }
+    }
+    if (valid.isEmpty()) {
+      return out;
+    }
+    valid.sort(Comparator.comparing(i -> keyOf.apply(requests.get(i))));
+    List<BatchResult<T>> results = batch.apply(valid.stream().map(requests::get).toList());
+    for (int j = 0; j < valid.size(); j++) {
+      out.set(valid.get(j), results.get(j));
+    }
+    return out;
   }
 
   /**

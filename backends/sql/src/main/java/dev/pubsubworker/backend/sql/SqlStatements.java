@@ -1,5 +1,9 @@
 package dev.pubsubworker.backend.sql;
 
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntFunction;
+import java.util.function.Supplier;
+
 /**
  * The statements of one dialect on one table. Every time is epoch milliseconds; {@code {now}} is
  * the database's clock in milliseconds plus the bound {@code :offset} (zero outside tests), read
@@ -99,8 +103,96 @@ final class SqlStatements {
           + " OR (state = 'CLAIMED' AND {now} >= lease_expiry)"
           + " OR (state = 'DONE' AND {now} >= expires_at))";
 
+  /**
+   * PostgreSQL batch claim: {@link #POSTGRES_CLAIM} over arrays, one row per request (in the
+   * arrays' order, {@code ord} from 1). {@code cur} is every requested row as the statement's
+   * snapshot sees it; the upsert takes, in array order (the caller sorts by key, so concurrent
+   * batches lock rows in the same order), every request that {@code cur} does not show live and
+   * held by another claim or DONE. A request the upsert did not take comes back with its snapshot
+   * row (or none, if a concurrent claim inserted the key after the snapshot), as the single claim's
+   * does; the caller asks again for those whose snapshot row is reclaimable or missing.
+   */
+  private static final String POSTGRES_CLAIM_ALL =
+      """
+      WITH clock AS (SELECT {now} AS now_ms),
+      req AS (SELECT * FROM unnest(:keys::text[], :tokens::varchar[], :fingerprints::varchar[],
+                                   :leases::bigint[], :ttls::bigint[])
+                       WITH ORDINALITY AS q(k, token, fp, lease, ttl, ord)),
+      cur AS (SELECT t.lock_key, t.fence, t.lease_expiry, t.expires_at, t.state, t.fingerprint,
+                     t.claim_token
+                FROM {table} t WHERE t.lock_key = ANY (:keys::text[])),
+      won AS (
+        INSERT INTO {table} AS r
+          (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
+        SELECT q.k, 'CLAIMED', 1, c.now_ms + q.lease, c.now_ms + q.lease + q.ttl, q.token, q.fp
+          FROM req q, clock c
+         WHERE NOT EXISTS (
+                 SELECT 1 FROM cur
+                  WHERE cur.lock_key = q.k
+                    AND ((cur.state = 'CLAIMED' AND c.now_ms < cur.lease_expiry
+                          AND cur.claim_token IS DISTINCT FROM q.token)
+                         OR (cur.state = 'DONE' AND c.now_ms < cur.expires_at)))
+         ORDER BY q.ord
+        ON CONFLICT (lock_key) DO UPDATE SET
+          fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+                             AND (SELECT now_ms FROM clock) < r.expires_at
+                        THEN r.fence ELSE r.fence + 1 END,
+          state = 'CLAIMED',
+          lease_expiry = excluded.lease_expiry,
+          expires_at = excluded.expires_at,
+          claim_token = excluded.claim_token,
+          fingerprint = excluded.fingerprint
+        WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+                AND (SELECT now_ms FROM clock) < r.expires_at)
+           OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
+           OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)
+        RETURNING r.lock_key, r.fence, r.lease_expiry)
+      SELECT q.ord, w.lock_key IS NOT NULL AS won,
+             COALESCE(w.fence, cur.fence) AS fence,
+             COALESCE(w.lease_expiry, cur.lease_expiry) AS lease_expiry,
+             cur.expires_at, cur.state, cur.fingerprint, c.now_ms
+        FROM req q CROSS JOIN clock c
+        LEFT JOIN won w ON w.lock_key = q.k
+        LEFT JOIN cur ON cur.lock_key = q.k
+      """;
+
+  /**
+   * PostgreSQL batch complete: each request's CLAIMED row under its fence becomes DONE, and each
+   * request is answered true if it did or if the row was DONE already, in one statement.
+   */
+  private static final String POSTGRES_COMPLETE_ALL =
+      """
+      WITH req AS (SELECT * FROM unnest(:keys::text[], :fences::bigint[], :ttls::bigint[])
+                            WITH ORDINALITY AS q(k, fence, ttl, ord)),
+      done AS (
+        UPDATE {table} t SET state = 'DONE', expires_at = {now} + q.ttl
+          FROM req q
+         WHERE t.lock_key = q.k AND t.state = 'CLAIMED' AND t.fence = q.fence
+        RETURNING t.lock_key)
+      SELECT q.ord,
+             EXISTS (SELECT 1 FROM done d WHERE d.lock_key = q.k)
+               OR EXISTS (SELECT 1 FROM {table} t WHERE t.lock_key = q.k AND t.state = 'DONE')
+               AS done
+        FROM req q
+      """;
+
+  /** The most entries a batch statement is built for; {@link SqlLockBackend#MAX_BATCH_SIZE}. */
+  static final int MAX_BATCH = 64;
+
   private final SqlDialect dialect;
   private final String table;
+  private final AtomicReferenceArray<SqlTemplate> upserts =
+      new AtomicReferenceArray<>(MAX_BATCH + 1);
+  private final AtomicReferenceArray<SqlTemplate> selects =
+      new AtomicReferenceArray<>(MAX_BATCH + 1);
+  private final AtomicReferenceArray<SqlTemplate> markDones =
+      new AtomicReferenceArray<>(MAX_BATCH + 1);
+
+  /** PostgreSQL: the batch claim over arrays. Null for the other dialects. */
+  final SqlTemplate claimAll;
+
+  /** PostgreSQL: the batch complete over arrays. Null for the other dialects. */
+  final SqlTemplate completeAll;
 
   /** PostgreSQL and MariaDB: the one claim statement. Null for the compare-and-set dialects. */
   final SqlTemplate claim;
@@ -147,6 +239,8 @@ final class SqlStatements {
   SqlStatements(SqlDialect dialect, String table) {
     this.dialect = dialect;
     this.table = TableName.requireValid(table);
+    claimAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_CLAIM_ALL) : null;
+    completeAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_COMPLETE_ALL) : null;
     switch (dialect) {
       case POSTGRESQL -> {
         claim = t(POSTGRES_CLAIM);
@@ -241,6 +335,106 @@ final class SqlStatements {
               t("DELETE FROM {table} WHERE expires_at <= {now} FETCH FIRST :limit ROWS ONLY");
         };
     probe = t("SELECT COUNT(*) FROM {table} WHERE 1 = 0");
+  }
+
+  /**
+   * MariaDB and MySQL: the claim of {@code n} keys as one multi-row upsert ({@code :key0}, {@code
+   * :lease0}, {@code :ttl0}, {@code :token0}, {@code :fingerprint0}, ...): {@link #MARIADB_CLAIM}
+   * with each row's own values read through {@code VALUES(column)}. With {@code RETURNING}
+   * (MariaDB) it returns every requested row as it now stands; without (MySQL) the caller reads
+   * them back with {@link #selectRows} in the same transaction. Built once per size.
+   */
+  SqlTemplate upsertAll(int n) {
+    return cached(upserts, n, () -> buildUpsertAll(n));
+  }
+
+  /** MariaDB, MySQL and H2: the records of {@code n} keys ({@code :key0}, ...), by key. */
+  SqlTemplate selectRows(int n) {
+    return cached(
+        selects,
+        n,
+        () ->
+            t(
+                "SELECT lock_key, "
+                    + COLUMNS
+                    + " FROM {table} WHERE lock_key IN ("
+                    + list(n, i -> ":key" + i)
+                    + ")"));
+  }
+
+  /**
+   * MariaDB, MySQL and H2: {@link #markDone} for {@code n} claims in one {@code UPDATE} ({@code
+   * :key0}, {@code :fence0}, {@code :ttl0}, ...); the count of rows it changed tells whether every
+   * claim was marked. The {@code IN} list keeps it to primary-key lookups (no scan, so no waiting
+   * on rows of other keys).
+   */
+  SqlTemplate markDoneAll(int n) {
+    return cached(
+        markDones,
+        n,
+        () ->
+            t(
+                "UPDATE {table} SET state = 'DONE', expires_at = {now} + CASE lock_key "
+                    + list(n, i -> "WHEN :key" + i + " THEN :ttl" + i).replace(",", "")
+                    + " END WHERE lock_key IN ("
+                    + list(n, i -> ":key" + i)
+                    + ") AND state = 'CLAIMED' AND ("
+                    + list(n, i -> "(lock_key = :key" + i + " AND fence = :fence" + i + ")")
+                        .replace(", ", " OR ")
+                    + ")"));
+  }
+
+  private SqlTemplate buildUpsertAll(int n) {
+    String won = MARIADB_WON.replace(":token", "VALUES(claim_token)");
+    String text =
+        "INSERT INTO {table} (lock_key, state, fence, lease_expiry, expires_at, claim_token,"
+            + " fingerprint) VALUES "
+            + list(
+                n,
+                i ->
+                    ("(:key{i}, 'CLAIMED', 1, {now} + :lease{i}, {now} + :lease{i} + :ttl{i},"
+                            + " :token{i}, :fingerprint{i})")
+                        .replace("{i}", Integer.toString(i)))
+            + """
+
+            ON DUPLICATE KEY UPDATE
+              fence = IF({won},
+                         IF(state = 'CLAIMED' AND claim_token = VALUES(claim_token)
+                            AND {now} < expires_at, fence, fence + 1),
+                         fence),
+              fingerprint = IF({won}, VALUES(fingerprint), fingerprint),
+              claim_token = IF({won}, VALUES(claim_token), claim_token),
+              state = IF({won}, 'CLAIMED', state),
+              expires_at = IF({won}, VALUES(expires_at), expires_at),
+              lease_expiry = IF({won}, VALUES(lease_expiry), lease_expiry)
+            """
+                .replace("{won}", won)
+            + (dialect == SqlDialect.MARIADB ? "RETURNING lock_key, " + COLUMNS : "");
+    return t(text);
+  }
+
+  private static String list(int n, IntFunction<String> item) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < n; i++) {
+      if (i > 0) {
+        b.append(", ");
+      }
+      b.append(item.apply(i));
+    }
+    return b.toString();
+  }
+
+  private static SqlTemplate cached(
+      AtomicReferenceArray<SqlTemplate> cache, int n, Supplier<SqlTemplate> build) {
+    if (n < 1 || n > MAX_BATCH) {
+      throw new IllegalArgumentException("batch size must be 1 to " + MAX_BATCH + ": " + n);
+    }
+    SqlTemplate t = cache.get(n);
+    if (t == null) {
+      t = build.get();
+      cache.compareAndSet(n, null, t);
+    }
+    return t;
   }
 
   /** The dialect these statements are written in. */

@@ -95,6 +95,9 @@ final class SqlTemplate {
   /** Named values for one execution. Not thread-safe; one per call. */
   static final class Params {
     private static final Object NULL_TEXT = new Object();
+
+    private record ArrayValue(String elementType, Object[] elements) {}
+
     private final Map<String, Object> values = new HashMap<>();
 
     /** A long parameter. */
@@ -115,6 +118,16 @@ final class SqlTemplate {
       return this;
     }
 
+    /**
+     * An SQL array parameter (PostgreSQL), made with {@link Connection#createArrayOf} on the
+     * statement's connection when bound; {@code elementType} is the element's type name ({@code
+     * text}, {@code int8}).
+     */
+    Params setArray(String name, String elementType, Object[] elements) {
+      values.put(name, new ArrayValue(elementType, elements));
+      return this;
+    }
+
     void bind(PreparedStatement ps, int index, String name) throws SQLException {
       if (!values.containsKey(name)) {
         throw new IllegalStateException("no value for SQL parameter :" + name);
@@ -126,6 +139,8 @@ final class SqlTemplate {
         ps.setLong(index, l);
       } else if (v instanceof String s) {
         ps.setString(index, s);
+      } else if (v instanceof ArrayValue a) {
+        ps.setArray(index, ps.getConnection().createArrayOf(a.elementType(), a.elements()));
       } else {
         ps.setBytes(index, (byte[]) v);
       }

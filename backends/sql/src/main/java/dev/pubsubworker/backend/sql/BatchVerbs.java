@@ -1,0 +1,360 @@
+package dev.pubsubworker.backend.sql;
+
+import dev.pubsubworker.core.BatchLockBackend.BatchResult;
+import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
+import dev.pubsubworker.core.ClaimRequest;
+import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockState;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The batch verbs of {@link SqlLockBackend} ({@code claimAll}, {@code completeAll}) on one dialect,
+ * for requests already validated, with distinct keys and sorted by key (so concurrent batches take
+ * row locks in the same order). Each entry is decided exactly as its single verb decides it, on the
+ * database's clock:
+ *
+ * <ul>
+ *   <li>PostgreSQL: one statement per batch for either verb ({@code INSERT ... SELECT FROM unnest(
+ *       ...) ON CONFLICT DO UPDATE ... RETURNING} joined with the snapshot rows; an {@code UPDATE
+ *       ... FROM unnest(...)} joined with the DONE rows). Entries that lost a race to a concurrent
+ *       claim are asked again in a further statement, as the single claim does.
+ *   <li>MariaDB: one multi-row {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING} per claim
+ *       batch.
+ *   <li>MySQL: the same upsert without {@code RETURNING}, then one {@code SELECT} of the rows, in
+ *       one transaction (the upsert's row locks keep them as written until the commit).
+ *   <li>H2: the compare-and-set claim per entry, all in one transaction and one commit.
+ *   <li>MariaDB, MySQL, H2 complete: one {@code UPDATE} over all claims; when it changed fewer rows
+ *       than there are claims, one {@code SELECT} tells DONE records (true) from stale claims.
+ * </ul>
+ *
+ * Thread-safe and stateless apart from the table.
+ */
+final class BatchVerbs {
+
+  private static final Logger log = LoggerFactory.getLogger(BatchVerbs.class);
+  private static final String CLAIMED = LockState.CLAIMED.name();
+  private static final String DONE = LockState.DONE.name();
+  private static final String CLAIM_VERB = "claimAll";
+  private static final String COMPLETE_VERB = "completeAll";
+
+  private final LockTable table;
+  private final SqlStatements sql;
+  private final ClaimStrategy single;
+
+  BatchVerbs(LockTable table, ClaimStrategy single) {
+    this.table = table;
+    this.sql = table.sql();
+    this.single = single;
+  }
+
+  /**
+   * Claims every request; one result per request, in order.
+   *
+   * @throws LockBackendException if the round trip failed as a whole
+   */
+  List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests) {
+    return switch (table.dialect()) {
+      case POSTGRESQL -> claimPostgres(requests);
+      case MARIADB -> table.execute(CLAIM_VERB, c -> claimUpsert(c, requests));
+      case MYSQL -> table.executeInTransaction(CLAIM_VERB, c -> claimUpsert(c, requests));
+      case H2 -> table.executeInTransaction(CLAIM_VERB, c -> claimEach(c, requests));
+    };
+  }
+
+  /**
+   * Completes every claim; one result per request, in order.
+   *
+   * @throws LockBackendException if the round trip failed as a whole
+   */
+  List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {
+    return table.execute(
+        COMPLETE_VERB,
+        c ->
+            table.dialect() == SqlDialect.POSTGRESQL
+                ? completePostgres(c, requests)
+                : completeByUpdate(c, requests));
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // PostgreSQL
+  // ---------------------------------------------------------------------------------------------
+
+  private List<BatchResult<ClaimResult>> claimPostgres(List<ClaimRequest> requests) {
+    int n = requests.size();
+    List<BatchResult<ClaimResult>> out = new ArrayList<>(n);
+    List<Integer> pending = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(null);
+      pending.add(i);
+    }
+    // The statement commits on its own, so a retry after a transient error goes on with the
+    // entries still pending (a repeated claim with the same token would re-affirm anyway).
+    table.execute(
+        CLAIM_VERB,
+        c -> {
+          for (int round = 0;
+              round < ClaimStrategy.MAX_RACE_ROUNDS && !pending.isEmpty();
+              round++) {
+            List<Integer> again = claimPostgresRound(c, requests, List.copyOf(pending), out);
+            pending.clear();
+            pending.addAll(again);
+            if (!pending.isEmpty()) {
+              log.debug(
+                  "claimAll on {}: {} entries lost a race to concurrent claims; asking again",
+                  table.namespace(),
+                  pending.size());
+            }
+          }
+          return null;
+        });
+    for (int i : pending) {
+      out.set(i, BatchResult.failed(ClaimStrategy.raceLost(table)));
+    }
+    return out;
+  }
+
+  /** One statement for the entries {@code asked}; returns those to ask again. */
+  private List<Integer> claimPostgresRound(
+      Connection c,
+      List<ClaimRequest> requests,
+      List<Integer> asked,
+      List<BatchResult<ClaimResult>> out)
+      throws SQLException {
+    int m = asked.size();
+    String[] keys = new String[m];
+    String[] tokens = new String[m];
+    String[] fingerprints = new String[m];
+    Long[] leases = new Long[m];
+    Long[] ttls = new Long[m];
+    for (int j = 0; j < m; j++) {
+      ClaimRequest r = requests.get(asked.get(j));
+      keys[j] = r.key();
+      tokens[j] = r.claimToken();
+      fingerprints[j] = r.fingerprint();
+      leases[j] = r.lease().toMillis();
+      ttls[j] = r.ttl().toMillis();
+    }
+    SqlTemplate.Params p =
+        new SqlTemplate.Params()
+            .set("offset", table.offset())
+            .setArray("keys", "text", keys)
+            .setArray("tokens", "varchar", tokens)
+            .setArray("fingerprints", "varchar", fingerprints)
+            .setArray("leases", "int8", leases)
+            .setArray("ttls", "int8", ttls);
+    List<Integer> again = new ArrayList<>();
+    int rows = 0;
+    try (PreparedStatement ps = table.prepare(c, sql.claimAll, p);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rows++;
+        int i = asked.get((int) rs.getLong("ord") - 1);
+        ClaimRequest r = requests.get(i);
+        if (rs.getBoolean("won")) {
+          out.set(
+              i,
+              BatchResult.of(
+                  ClaimStrategy.won(r, rs.getLong("fence"), rs.getLong("lease_expiry"))));
+          continue;
+        }
+        String state = rs.getString("state");
+        ClaimResult answer =
+            state == null
+                ? null // inserted concurrently after the snapshot
+                : ClaimStrategy.contended(
+                    state,
+                    rs.getLong("now_ms"),
+                    rs.getLong("lease_expiry"),
+                    rs.getLong("expires_at"),
+                    rs.getString("fingerprint"));
+        if (answer == null) {
+          again.add(i);
+        } else {
+          out.set(i, BatchResult.of(answer));
+        }
+      }
+    }
+    if (rows != m) {
+      throw new SQLException("the batch claim returned " + rows + " rows for " + m + " keys");
+    }
+    return again;
+  }
+
+  private List<BatchResult<Boolean>> completePostgres(Connection c, List<CompleteRequest> requests)
+      throws SQLException {
+    int n = requests.size();
+    String[] keys = new String[n];
+    Long[] fences = new Long[n];
+    Long[] ttls = new Long[n];
+    for (int i = 0; i < n; i++) {
+      CompleteRequest r = requests.get(i);
+      keys[i] = r.claim().key();
+      fences[i] = r.claim().fence();
+      ttls[i] = r.ttl().toMillis();
+    }
+    SqlTemplate.Params p =
+        new SqlTemplate.Params()
+            .set("offset", table.offset())
+            .setArray("keys", "text", keys)
+            .setArray("fences", "int8", fences)
+            .setArray("ttls", "int8", ttls);
+    List<BatchResult<Boolean>> out = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      out.add(null);
+    }
+    int rows = 0;
+    try (PreparedStatement ps = table.prepare(c, sql.completeAll, p);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rows++;
+        out.set((int) rs.getLong("ord") - 1, BatchResult.of(rs.getBoolean("done")));
+      }
+    }
+    if (rows != n) {
+      throw new SQLException("the batch complete returned " + rows + " rows for " + n + " keys");
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // MariaDB, MySQL
+  // ---------------------------------------------------------------------------------------------
+
+  /** The record of one key as a batch statement returned it. */
+  private record Row(
+      String state, long fence, long leaseExpiry, String claimToken, String fingerprint) {}
+
+  private List<BatchResult<ClaimResult>> claimUpsert(Connection c, List<ClaimRequest> requests)
+      throws SQLException {
+    int n = requests.size();
+    SqlTemplate.Params p = new SqlTemplate.Params().set("offset", table.offset());
+    for (int i = 0; i < n; i++) {
+      ClaimRequest r = requests.get(i);
+      table.setKey(p, "key" + i, r.key());
+      p.set("lease" + i, r.lease().toMillis())
+          .set("ttl" + i, r.ttl().toMillis())
+          .set("token" + i, r.claimToken())
+          .set("fingerprint" + i, r.fingerprint());
+    }
+    Map<String, Row> rows;
+    if (table.dialect() == SqlDialect.MARIADB) {
+      try (PreparedStatement ps = table.prepare(c, sql.upsertAll(n), p);
+          ResultSet rs = ps.executeQuery()) {
+        rows = rows(rs);
+      }
+    } else {
+      try (PreparedStatement ps = table.prepare(c, sql.upsertAll(n), p)) {
+        ps.executeUpdate();
+      }
+      rows = selectRows(c, requests.stream().map(ClaimRequest::key).toList());
+    }
+    List<BatchResult<ClaimResult>> out = new ArrayList<>(n);
+    for (ClaimRequest r : requests) {
+      Row row = rows.get(r.key());
+      if (row == null) {
+        throw new SQLException("the batch claim returned no row for one of its keys");
+      }
+      ClaimResult result;
+      if (CLAIMED.equals(row.state()) && r.claimToken().equals(row.claimToken())) {
+        result = ClaimStrategy.won(r, row.fence(), row.leaseExpiry());
+      } else if (CLAIMED.equals(row.state())) {
+        result =
+            new ClaimResult.HeldByOther(Instant.ofEpochMilli(row.leaseExpiry()), row.fingerprint());
+      } else {
+        result = new ClaimResult.AlreadyDone(row.fingerprint());
+      }
+      out.add(BatchResult.of(result));
+    }
+    return out;
+  }
+
+  private Map<String, Row> selectRows(Connection c, List<String> keys) throws SQLException {
+    SqlTemplate.Params p = new SqlTemplate.Params().set("offset", table.offset());
+    for (int i = 0; i < keys.size(); i++) {
+      table.setKey(p, "key" + i, keys.get(i));
+    }
+    try (PreparedStatement ps = table.prepare(c, sql.selectRows(keys.size()), p);
+        ResultSet rs = ps.executeQuery()) {
+      return rows(rs);
+    }
+  }
+
+  private Map<String, Row> rows(ResultSet rs) throws SQLException {
+    Map<String, Row> rows = new HashMap<>();
+    while (rs.next()) {
+      String key =
+          table.dialect().storesKeysAsBytes()
+              ? new String(rs.getBytes("lock_key"), StandardCharsets.UTF_8)
+              : rs.getString("lock_key");
+      rows.put(
+          key,
+          new Row(
+              rs.getString("state"),
+              rs.getLong("fence"),
+              rs.getLong("lease_expiry"),
+              rs.getString("claim_token"),
+              rs.getString("fingerprint")));
+    }
+    return rows;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // H2
+  // ---------------------------------------------------------------------------------------------
+
+  private List<BatchResult<ClaimResult>> claimEach(Connection c, List<ClaimRequest> requests)
+      throws SQLException {
+    List<BatchResult<ClaimResult>> out = new ArrayList<>(requests.size());
+    for (ClaimRequest r : requests) {
+      try {
+        out.add(BatchResult.of(single.claim(c, r)));
+      } catch (LockBackendException raceLost) {
+        out.add(BatchResult.failed(raceLost));
+      }
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Complete on MariaDB, MySQL, H2
+  // ---------------------------------------------------------------------------------------------
+
+  private List<BatchResult<Boolean>> completeByUpdate(Connection c, List<CompleteRequest> requests)
+      throws SQLException {
+    int n = requests.size();
+    SqlTemplate.Params p = new SqlTemplate.Params().set("offset", table.offset());
+    for (int i = 0; i < n; i++) {
+      CompleteRequest r = requests.get(i);
+      table.setKey(p, "key" + i, r.claim().key());
+      p.set("fence" + i, r.claim().fence()).set("ttl" + i, r.ttl().toMillis());
+    }
+    int changed = table.update(c, sql.markDoneAll(n), p);
+    List<BatchResult<Boolean>> out = new ArrayList<>(n);
+    if (changed == n) {
+      for (int i = 0; i < n; i++) {
+        out.add(BatchResult.of(true));
+      }
+      return out;
+    }
+    // Some claim was not CLAIMED under its fence: true where the record is DONE (under any fence),
+    // as the single complete answers.
+    Map<String, Row> rows = selectRows(c, requests.stream().map(r -> r.claim().key()).toList());
+    for (CompleteRequest r : requests) {
+      Row row = rows.get(r.claim().key());
+      out.add(BatchResult.of(row != null && DONE.equals(row.state())));
+    }
+    return out;
+  }
+}
