@@ -164,6 +164,35 @@ class DeadLetterEndToEndTest {
   }
 
   @Test
+  void under_a_mutex_a_dead_lettered_messages_key_is_free_for_the_next_message_at_once() {
+    RecordingHandler handler =
+        new RecordingHandler()
+            .behave(
+                (m, ctx, call) -> {
+                  if (m.dataAsUtf8().equals("poison")) {
+                    throw new java.util.concurrent.CompletionException(
+                        new PoisonMessageException("wrapped by a framework"));
+                  }
+                });
+    OutcomeRecorder outcomes = new OutcomeRecorder();
+    try (WorkerHarness h = new WorkerHarness(orderedWithDeadLetters())) {
+      h.create("guard = mutex\nkey = \"attribute:id\"", redisStore(), handler, List.of(outcomes))
+          .start();
+      h.pubsub.publish(h.fixture.topic(), message("poison", Map.of("id", "po-5"), "c-5"));
+      await().atMost(WAIT).until(() -> outcomes.count(Outcome.DEAD_LETTERED) == 1);
+      h.pubsub.publish(h.fixture.topic(), message("next", Map.of("id", "po-5"), "c-5"));
+      await().atMost(WAIT).until(() -> outcomes.count(Outcome.PROCESSED) == 1);
+      assertThat(outcomes.count(Outcome.IN_PROGRESS)).isZero();
+      assertThat(
+              pullDeadLetters(h, h.fixture.requireDeadLetterSubscription(), 1)
+                  .get(0)
+                  .getMessage()
+                  .getAttributesOrThrow("pubsub-worker-error-message"))
+          .isEqualTo("wrapped by a framework");
+    }
+  }
+
+  @Test
   void a_configured_poison_class_and_its_subclass_dead_letter_the_same_way() {
     RecordingHandler handler =
         new RecordingHandler()
