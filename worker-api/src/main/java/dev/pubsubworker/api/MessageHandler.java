@@ -12,12 +12,15 @@ package dev.pubsubworker.api;
  *   <li>returns normally: the message is acked.
  *   <li>throws: the claim is released and the message nacked, so Pub/Sub redelivers it (and, with a
  *       dead-letter policy, eventually dead-letters it). The error is logged once.
+ *   <li>throws {@link PoisonMessageException} (or a class the subscription lists in {@code
+ *       poison-exceptions}), itself or as a cause: the message can never succeed. It is published
+ *       to the dead-letter topic at once and acked, after this one attempt.
  * </ul>
  *
  * <p>Poison messages (a payload that can never be processed, such as one that does not parse)
- * should be caught, logged, and returned from normally, so they are acked instead of redelivered
- * until the dead-letter topic takes them. Implementations must be thread-safe: one instance serves
- * all of a subscription's handler threads.
+ * should throw {@link PoisonMessageException}, so they are dead-lettered at once instead of
+ * redelivered until the dead-letter policy takes them. Implementations must be thread-safe: one
+ * instance serves all of a subscription's handler threads.
  */
 @FunctionalInterface
 public interface MessageHandler {
@@ -27,6 +30,7 @@ public interface MessageHandler {
    *
    * @param message the message
    * @param context the key, fencing token and lease state of its claim
+   * @throws PoisonMessageException to have the message dead-lettered at once
    * @throws Exception to have the message redelivered
    */
   void handle(InboundMessage message, HandlerContext context) throws Exception;

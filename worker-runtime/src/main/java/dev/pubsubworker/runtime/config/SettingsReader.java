@@ -75,6 +75,25 @@ final class SettingsReader {
     }
   }
 
+  /**
+   * A list of strings ({@code ["a", "b"]}); a single string is refused (write a one-element list),
+   * so a forgotten bracket is an error rather than a silent one-element list.
+   */
+  List<String> stringList(String key) {
+    read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && raw.valueType() != ConfigValueType.LIST) {
+      problem(key, describe(key, new ConfigException.BadValue(key, "not a list"), "a list [...]"));
+      return List.of();
+    }
+    try {
+      return List.copyOf(config.getStringList(quote(key)));
+    } catch (ConfigException e) {
+      problem(key, describe(key, e, "a list of strings [...]"));
+      return List.of();
+    }
+  }
+
   boolean bool(String key) {
     read.add(key);
     try {

@@ -2,6 +2,8 @@ package dev.pubsubworker.runtime.config;
 
 import dev.pubsubworker.core.FingerprintPolicy;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 
 /**
  * One subscription's settings, after falling back to {@code subscription-defaults}. See {@code
@@ -35,6 +37,11 @@ import java.time.Duration;
  * @param maxAckExtensionPerCall the longest single ack-deadline extension the client asks for:
  *     bounds how long Pub/Sub holds a message after its worker died (10s to 600s, above {@code
  *     minAckExtension})
+ * @param poisonExceptions fully qualified names of exception classes that make a handler failure
+ *     terminal (dead-lettered after one attempt), besides {@code PoisonMessageException}; a
+ *     subclass matches too. Resolved through the handler's class loader when the worker is built
+ * @param deadLetterTopic where terminal failures are published, as {@code projects/P/topics/T},
+ *     overriding the subscription's dead-letter policy topic; empty to use that policy's topic
  */
 public record SubscriptionConfig(
     String id,
@@ -58,7 +65,9 @@ public record SubscriptionConfig(
     int executorThreads,
     Duration maxAckExtension,
     Duration minAckExtension,
-    Duration maxAckExtensionPerCall) {
+    Duration maxAckExtensionPerCall,
+    List<String> poisonExceptions,
+    Optional<String> deadLetterTopic) {
 
   /**
    * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +

@@ -32,6 +32,8 @@ import java.util.regex.Pattern;
  * @param pubsubEmulatorHost host:port of a Pub/Sub emulator, if one is used
  * @param pluginsDir a folder of plugin jars, if any
  * @param shutdownGrace how long a graceful stop waits for in-flight handlers
+ * @param workerId this process's name in dead letters ({@code pubsub-worker-worker-id}); empty
+ *     means the host name, found at start-up
  * @param lockStore the lock store and its settings
  * @param observability the metrics and health server
  * @param logging the log format
@@ -44,6 +46,7 @@ public record WorkerConfig(
     Optional<String> pubsubEmulatorHost,
     Optional<Path> pluginsDir,
     Duration shutdownGrace,
+    String workerId,
     LockStoreConfig lockStore,
     ObservabilityConfig observability,
     LoggingConfig logging,
@@ -69,6 +72,21 @@ public record WorkerConfig(
   /** Pub/Sub's rule for a subscription id, alone or in a full resource name. */
   private static final String SUBSCRIPTION_NAME =
       "(projects/" + PROJECT_ID + "/subscriptions/)?[A-Za-z][A-Za-z0-9._~+%-]{0,254}";
+
+  /** Pub/Sub's rule for a topic id: 3-255 characters, a letter first, never {@code goog...}. */
+  private static final String TOPIC_ID = "(?!goog)[A-Za-z][A-Za-z0-9._~+%-]{2,254}";
+
+  private static final Pattern TOPIC_PATH =
+      Pattern.compile("projects/(" + PROJECT_ID + ")/topics/(" + TOPIC_ID + ")");
+
+  /** A fully qualified Java class name (binary name: nested classes with {@code $}). */
+  private static final Pattern CLASS_NAME =
+      Pattern.compile(
+          "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*"
+              + "(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
+
+  /** The longest {@code worker-id}: it is sent as a message attribute. */
+  static final int MAX_WORKER_ID_LENGTH = 255;
 
   /** Streaming-pull connections per subscription: each holds a gRPC stream and its buffers. */
   static final int MAX_PARALLEL_PULL_COUNT = 64;
@@ -209,6 +227,18 @@ public record WorkerConfig(
     checkHostPort(top, "pubsub-emulator-host", emulator);
     String pluginsDir = top.string("plugins-dir");
     Duration grace = top.positiveDuration("shutdown-grace");
+    String workerId = top.string("worker-id");
+    if (workerId.length() > MAX_WORKER_ID_LENGTH
+        || workerId.chars().anyMatch(Character::isISOControl)) {
+      top.problem(
+          "worker-id",
+          "must be at most "
+              + MAX_WORKER_ID_LENGTH
+              + " characters without control characters, but was '"
+              + (workerId.length() > 40 ? workerId.substring(0, 40) + "..." : workerId)
+                  .replaceAll("\\p{Cntrl}", "?")
+              + "'");
+    }
     int before = problems.size();
     LockStoreConfig lockStore = readLockStore(top.object("lock-store"));
     boolean storeValid = problems.size() == before;
@@ -248,7 +278,8 @@ public record WorkerConfig(
 
     SettingsReader defaultsReader = top.object("subscription-defaults");
     Config defaults = defaultsReader.config();
-    SubscriptionConfig defaultSettings = readSubscriptionFields(defaultsReader, "defaults", "", "");
+    SubscriptionConfig defaultSettings =
+        readSubscriptionFields(defaultsReader, "defaults", "", "", projectId);
     checkTransactional(defaultsReader, defaultSettings, lockStore);
     checkGuardCombination(defaultsReader, defaultSettings, storeValid ? lockStore : null);
     defaultsReader.rejectUnknown();
@@ -274,7 +305,7 @@ public record WorkerConfig(
       if (handler.isBlank() && sub.has("handler")) {
         sub.problem("handler", "must name a handler that a plugin binds");
       }
-      SubscriptionConfig s = readSubscriptionFields(sub, id, name, handler);
+      SubscriptionConfig s = readSubscriptionFields(sub, id, name, handler, projectId);
       String previous = seenNames.putIfAbsent(name, id);
       if (previous != null) {
         sub.problem(
@@ -305,6 +336,7 @@ public record WorkerConfig(
         emulator.isEmpty() ? Optional.empty() : Optional.of(emulator),
         pluginsDir.isEmpty() ? Optional.empty() : Optional.of(Path.of(pluginsDir)),
         grace,
+        workerId,
         lockStore,
         observability,
         logging,
@@ -356,7 +388,7 @@ public record WorkerConfig(
   }
 
   private static SubscriptionConfig readSubscriptionFields(
-      SettingsReader r, String id, String name, String handler) {
+      SettingsReader r, String id, String name, String handler, String projectId) {
     GuardMode guard = r.choice("guard", GuardMode.class, GuardMode.LOCK);
     String keyText = r.string("key");
     KeySpec key = new KeySpec.MessageId();
@@ -404,6 +436,19 @@ public record WorkerConfig(
               + "), as the client library requires, but was "
               + maxAckPerCall);
     }
+    List<String> poisonExceptions = r.stringList("poison-exceptions");
+    for (String className : poisonExceptions) {
+      if (!CLASS_NAME.matcher(className).matches()) {
+        r.problem(
+            "poison-exceptions",
+            "must list fully qualified exception class names, such as"
+                + " com.example.BadPayloadException, but has '"
+                + className
+                + "'");
+        break;
+      }
+    }
+    Optional<String> deadLetterTopic = deadLetterTopic(r, projectId);
     r.skip("name");
     r.skip("handler");
     return new SubscriptionConfig(
@@ -428,7 +473,33 @@ public record WorkerConfig(
         threads,
         maxAck,
         minAck,
-        maxAckPerCall);
+        maxAckPerCall,
+        poisonExceptions,
+        deadLetterTopic);
+  }
+
+  /**
+   * {@code dead-letter-topic}: empty for none, a topic id in the worker's project, or {@code
+   * projects/P/topics/T}; returned as a full path.
+   */
+  private static Optional<String> deadLetterTopic(SettingsReader r, String projectId) {
+    String topic = r.string("dead-letter-topic");
+    if (topic.isEmpty()) {
+      return Optional.empty();
+    }
+    if (TOPIC_PATH.matcher(topic).matches()) {
+      return Optional.of(topic);
+    }
+    if (topic.matches(TOPIC_ID) && !topic.contains("/")) {
+      return Optional.of("projects/" + projectId + "/topics/" + topic);
+    }
+    r.problem(
+        "dead-letter-topic",
+        "must be a topic id (a letter, then 2 to 254 letters, digits and - . _ ~ + %, not starting"
+            + " with goog) or projects/PROJECT/topics/ID, but was '"
+            + topic
+            + "'");
+    return Optional.empty();
   }
 
   /** {@code key-namespace}, or the subscription id when it is empty; checked to have no ':'. */

@@ -37,7 +37,10 @@ import org.slf4j.MDC;
  *   <tr><td>handler returned, or Duplicate</td><td>ack</td></tr>
  *   <tr><td>key in progress elsewhere</td><td>nack, WARN with the delivery attempt</td></tr>
  *   <tr><td>handler threw</td><td>nack, the error logged once</td></tr>
- *   <tr><td>no (valid) key</td><td>nack (fail closed), unless allow-unguarded: run, ack</td></tr>
+ *   <tr><td>handler threw a terminal exception ({@link TerminalFailures})</td>
+ *       <td>published to the dead-letter topic, then ack ({@link DeadLetters})</td></tr>
+ *   <tr><td>no (valid) key</td><td>dead-lettered like a terminal exception (fail closed),
+ *       unless allow-unguarded: run, ack</td></tr>
  *   <tr><td>complete failed / fenced out after success</td><td>ack, ERROR for alerting</td></tr>
  *   <tr><td>fenced out at a transactional commit (rolled back)</td><td>ack, no alert</td></tr>
  *   <tr><td>lock store failed before the handler</td><td>nack, ERROR</td></tr>
@@ -66,6 +69,8 @@ final class GuardedDispatcher {
   private final UnaryOperator<String> keyLogFormat;
   private final CallOptions options;
   private final RepeatLimiter repeats;
+  private final TerminalFailures terminal;
+  private final DeadLetters deadLetters;
 
   GuardedDispatcher(
       SubscriptionConfig config,
@@ -92,7 +97,35 @@ final class GuardedDispatcher {
       InFlight inFlight,
       UnaryOperator<String> keyLogFormat,
       RepeatLimiter repeats) {
+    this(
+        config,
+        handler,
+        guard,
+        listener,
+        inFlight,
+        keyLogFormat,
+        repeats,
+        TerminalFailures.poisonOnly(),
+        DeadLetters.none(config.id(), repeats));
+  }
+
+  /**
+   * A dispatcher whose terminal failures ({@code terminal}; a missing or invalid key when fail
+   * closed) go to {@code deadLetters}.
+   */
+  GuardedDispatcher(
+      SubscriptionConfig config,
+      MessageHandler handler,
+      IdempotencyGuard guard,
+      DispatchListener listener,
+      InFlight inFlight,
+      UnaryOperator<String> keyLogFormat,
+      RepeatLimiter repeats,
+      TerminalFailures terminal,
+      DeadLetters deadLetters) {
     this.repeats = repeats;
+    this.terminal = terminal;
+    this.deadLetters = deadLetters;
     this.config = config;
     this.handler = handler;
     this.guard = guard;
@@ -182,7 +215,8 @@ final class GuardedDispatcher {
     Optional<String> key =
         config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
     if (key.isEmpty()) {
-      return unkeyed(message, entry, "no key: " + config.key().text() + " did not resolve");
+      return unkeyed(
+          message, entry, "no-key", "no key: " + config.key().text() + " did not resolve");
     }
     // Stored under the subscription's namespace (SPEC §6), validated as a whole: a message on one
     // subscription cannot claim, or be suppressed by, another namespace's key.
@@ -190,7 +224,7 @@ final class GuardedDispatcher {
     try {
       guard.backend().validateKey(k);
     } catch (IllegalArgumentException e) {
-      return unkeyed(message, entry, "invalid key: " + e.getMessage());
+      return unkeyed(message, entry, "invalid-key", "invalid key: " + e.getMessage());
     }
     entry.key = k;
     entry.observer.keyResolved(k);
@@ -237,8 +271,8 @@ final class GuardedDispatcher {
       storeFailed(message, e);
       return Outcome.STORE_FAILED;
     } catch (Exception e) {
-      handlerFailed(message, entry, e);
-      return Outcome.FAILED;
+      // The guard released the claim before rethrowing, so a corrected republish can run.
+      return handlerFailed(message, entry, e);
     }
   }
 
@@ -296,29 +330,27 @@ final class GuardedDispatcher {
     }
   }
 
-  private Outcome unkeyed(InboundMessage message, InFlight.Entry entry, String why) {
+  /**
+   * A message without a (valid) key is a terminal failure when fail closed: it never gains a key,
+   * so it is dead-lettered at once (or, without a dead-letter topic, nacked with an ERROR).
+   */
+  private Outcome unkeyed(
+      InboundMessage message, InFlight.Entry entry, String errorClass, String why) {
     if (config.allowUnguarded()) {
       log.debug("message {} has {}; running unguarded (allow-unguarded)", message.messageId(), why);
       return runUnguarded(message, entry);
     }
-    // Without a dead-letter policy such a message comes back forever: one WARN per interval.
-    RepeatLimiter.Decision d = repeats.check("unkeyed");
-    if (d.write()) {
-      log.warn(
-          "message {} has {}; nacked without running the handler (fail closed; set"
-              + " allow-unguarded = true to run such messages unguarded), attempt {}{}",
-          message.messageId(),
-          why,
-          attempt(message),
-          d.suppressedNote());
-    } else {
-      log.debug(
-          "message {} has {}; nacked without running the handler, attempt {}",
-          message.messageId(),
-          why,
-          attempt(message));
-    }
-    return Outcome.UNKEYED;
+    return deadLetters.deadLetter(
+        message,
+        new DeadLetters.Failure(
+            errorClass,
+            why,
+            "has "
+                + why
+                + " and is not run (fail closed; set allow-unguarded = true to run such messages"
+                + " unguarded)",
+            Outcome.UNKEYED,
+            null));
   }
 
   private Outcome runUnguarded(InboundMessage message, InFlight.Entry entry) {
@@ -326,12 +358,11 @@ final class GuardedDispatcher {
       handle(message, entry, new UnguardedContext(config.id()));
       return Outcome.UNGUARDED;
     } catch (Exception e) {
-      handlerFailed(message, entry, e);
-      return Outcome.FAILED;
+      return handlerFailed(message, entry, e);
     }
   }
 
-  private void handlerFailed(InboundMessage message, InFlight.Entry entry, Exception e) {
+  private Outcome handlerFailed(InboundMessage message, InFlight.Entry entry, Exception e) {
     if (entry.settled.get()) {
       // Abandoned at shutdown: already released and nacked; the interrupt is why it stopped.
       log.info(
@@ -339,7 +370,19 @@ final class GuardedDispatcher {
           config.handler(),
           message.messageId(),
           e.toString());
-      return;
+      return Outcome.FAILED;
+    }
+    Optional<Throwable> poison = terminal.find(e);
+    if (poison.isPresent()) {
+      Throwable p = poison.get();
+      return deadLetters.deadLetter(
+          message,
+          new DeadLetters.Failure(
+              p.getClass().getName(),
+              p.getMessage(),
+              "failed in handler " + config.handler() + " with the terminal " + p,
+              Outcome.FAILED,
+              e));
     }
     // A poison message without a dead-letter policy fails forever: one ERROR with the stack trace
     // per exception class per interval, the rest at DEBUG.
@@ -360,6 +403,7 @@ final class GuardedDispatcher {
           attempt(message),
           e);
     }
+    return Outcome.FAILED;
   }
 
   private static String attempt(InboundMessage message) {

@@ -8,9 +8,15 @@ public enum Outcome {
   DUPLICATE(true),
   /** Another live claim holds the key (or, for a mutex, it is DONE): nacked, retried later. */
   IN_PROGRESS(false),
-  /** The handler threw: nacked. */
+  /**
+   * The handler threw: nacked. Also a terminal failure on a subscription without a dead-letter
+   * topic.
+   */
   FAILED(false),
-  /** No key could be resolved and unguarded runs are not allowed: nacked (fail closed). */
+  /**
+   * No (valid) key could be resolved, unguarded runs are not allowed, and there is no dead-letter
+   * topic: nacked (fail closed). With a dead-letter topic such a message is {@link #DEAD_LETTERED}.
+   */
   UNKEYED(false),
   /** The handler ran without a guard (guard = none, or an unkeyed message allowed to): acked. */
   UNGUARDED(true),
@@ -31,7 +37,14 @@ public enum Outcome {
   /** Still running when the shutdown grace ran out: its claim released, nacked. */
   ABANDONED(false),
   /** Reached the dispatcher after the worker began stopping: nacked, nothing ran. */
-  REFUSED_AT_SHUTDOWN(false);
+  REFUSED_AT_SHUTDOWN(false),
+  /**
+   * A terminal failure (a poison exception, or a missing or invalid key while fail-closed) was
+   * published to the dead-letter topic: acked after that publish succeeded, claim released.
+   */
+  DEAD_LETTERED(true),
+  /** A terminal failure whose publish to the dead-letter topic failed or timed out: nacked. */
+  DEAD_LETTER_FAILED(false);
 
   private final boolean acked;
 

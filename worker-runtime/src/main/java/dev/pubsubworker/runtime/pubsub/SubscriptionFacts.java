@@ -10,10 +10,12 @@ import java.util.Optional;
  * @param deadLetterTopic the dead-letter topic, if the subscription has a dead-letter policy
  * @param maxDeliveryAttempts the policy's maximum delivery attempts, 0 without a policy
  * @param ackDeadlineSeconds the subscription's ack deadline, 0 if not read
+ * @param retryPolicy whether the subscription has a retry policy (false if not read)
  */
 public record SubscriptionFacts(
     String path,
     boolean exactlyOnce,
     Optional<String> deadLetterTopic,
     int maxDeliveryAttempts,
-    int ackDeadlineSeconds) {}
+    int ackDeadlineSeconds,
+    boolean retryPolicy) {}

@@ -14,8 +14,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Reads a subscription through the admin API at start-up: whether it exists, whether exactly-once
- * delivery is on, and its dead-letter policy. A subscription that does not exist stops the start;
- * one the worker may not read (PERMISSION_DENIED) falls back to the configured {@code exactly-once}
+ * delivery is on, its dead-letter policy and whether it has a retry policy ({@link
+ * DeadLetterPolicyCheck} then judges them). A subscription that does not exist stops the start; one
+ * the worker may not read (PERMISSION_DENIED) falls back to the configured {@code exactly-once}
  * with a warning.
  */
 public final class SubscriptionProbe {
@@ -63,7 +64,8 @@ public final class SubscriptionProbe {
           exactlyOnce,
           dlq,
           dlq.isPresent() ? s.getDeadLetterPolicy().getMaxDeliveryAttempts() : 0,
-          s.getAckDeadlineSeconds());
+          s.getAckDeadlineSeconds(),
+          s.hasRetryPolicy());
     } catch (ApiException e) {
       StatusCode.Code code = e.getStatusCode().getCode();
       if (code == StatusCode.Code.NOT_FOUND) {
@@ -78,7 +80,7 @@ public final class SubscriptionProbe {
             config.id(),
             path,
             assumed ? "on" : "off");
-        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0);
+        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0, false);
       }
       throw new SubscriptionUnavailableException(
           "subscription " + config.id() + ": cannot read " + path + " (" + code + ")", e);

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
@@ -33,7 +34,8 @@ import org.slf4j.LoggerFactory;
  *       complete), its thread interrupted, its message nacked ({@link Outcome#ABANDONED}). The
  *       releases get at most {@link #RELEASE_BUDGET}; a claim not released by then lapses with its
  *       lease.
- *   <li>The subscribers flush the nacks and terminate, within {@link #TERMINATION_BUDGET} in all.
+ *   <li>The subscribers flush the nacks and terminate, and the dead-letter publishers flush and
+ *       stop, within {@link #TERMINATION_BUDGET} in all.
  * </ol>
  *
  * So {@link #stop} returns within grace + {@link #RELEASE_BUDGET} + {@link #TERMINATION_BUDGET}.
@@ -71,16 +73,19 @@ public final class SubscriptionSet {
   private final InFlight inFlight;
   private final Map<String, IdempotencyGuard> guards;
   private final DispatchListener listener;
+  private final DeadLetterPublishers deadLetterPublishers;
 
   private SubscriptionSet(
       List<SubscriptionRunner> runners,
       InFlight inFlight,
       Map<String, IdempotencyGuard> guards,
-      DispatchListener listener) {
+      DispatchListener listener,
+      DeadLetterPublishers deadLetterPublishers) {
     this.runners = runners;
     this.inFlight = inFlight;
     this.guards = guards;
     this.listener = listener;
+    this.deadLetterPublishers = deadLetterPublishers;
   }
 
   /**
@@ -95,9 +100,12 @@ public final class SubscriptionSet {
    * @param streams told each subscription's path, so its stream failures carry the subscription's
    *     id
    * @param keyLogFormat how keys appear in logs
+   * @param terminalFailures each subscription's terminal failures ({@link
+   *     TerminalFailures#resolve}), by subscription id; a subscription missing here has only {@link
+   *     TerminalFailures#poisonOnly()}
    * @param onFailure called when a subscriber fails while running
-   * @throws SubscriptionUnavailableException if a subscription is missing or will not start; the
-   *     ones already started are stopped
+   * @throws SubscriptionUnavailableException if a subscription or its dead-letter topic is missing,
+   *     or a subscription will not start; the ones already started are stopped
    */
   public static SubscriptionSet start(
       WorkerConfig config,
@@ -107,21 +115,27 @@ public final class SubscriptionSet {
       PubSubConnection connection,
       StreamHealth streams,
       UnaryOperator<String> keyLogFormat,
+      Map<String, TerminalFailures> terminalFailures,
       Consumer<Throwable> onFailure) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
     List<SubscriptionFacts> facts = new ArrayList<>();
     for (SubscriptionConfig s : subs) {
       SubscriptionFacts f = SubscriptionProbe.read(connection, config.projectId(), s);
-      if (f.deadLetterTopic().isEmpty()) {
-        log.warn(
-            "subscription {} has no dead-letter policy: a message whose handler always throws is"
-                + " redelivered forever. Add one, with max delivery attempts above the retries a"
-                + " message can spend waiting for a held key",
-            s.id());
-      }
       streams.register(f.path(), s.id());
       facts.add(f);
     }
+    List<Optional<String>> deadLetterTopics =
+        DeadLetterPolicyCheck.withTopicLookup(
+            connection,
+            topics -> {
+              List<Optional<String>> found = new ArrayList<>();
+              for (int i = 0; i < subs.size(); i++) {
+                found.add(DeadLetterPolicyCheck.check(config, subs.get(i), facts.get(i), topics));
+              }
+              return found;
+            });
+    DeadLetterPublishers publishers = new DeadLetterPublishers(connection);
+    String workerId = DeadLetters.workerId(config.workerId());
     InFlight inFlight = new InFlight();
     List<SubscriptionRunner> runners = new ArrayList<>();
     // Past everything stop() does, so the client never nacks a delivery we have not settled.
@@ -129,14 +143,34 @@ public final class SubscriptionSet {
         config.shutdownGrace().plus(RELEASE_BUDGET).plus(TERMINATION_BUDGET).plusSeconds(5);
     for (int i = 0; i < subs.size(); i++) {
       SubscriptionConfig s = subs.get(i);
+      RepeatLimiter repeats =
+          new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, java.time.Clock.systemUTC());
+      DeadLetters deadLetters =
+          new DeadLetters(
+              s.id(),
+              facts.get(i).path(),
+              deadLetterTopics.get(i),
+              workerId,
+              publishers,
+              repeats,
+              java.time.Clock.systemUTC());
       GuardedDispatcher dispatcher =
           new GuardedDispatcher(
-              s, handlers.get(s.handler()), guards.get(s.id()), listener, inFlight, keyLogFormat);
+              s,
+              handlers.get(s.handler()),
+              guards.get(s.id()),
+              listener,
+              inFlight,
+              keyLogFormat,
+              repeats,
+              terminalFailures.getOrDefault(s.id(), TerminalFailures.poisonOnly()),
+              deadLetters);
       runners.add(
           new SubscriptionRunner(
               s, facts.get(i), dispatcher, connection, shutdownTimeout, onFailure));
     }
-    SubscriptionSet set = new SubscriptionSet(runners, inFlight, Map.copyOf(guards), listener);
+    SubscriptionSet set =
+        new SubscriptionSet(runners, inFlight, Map.copyOf(guards), listener, publishers);
     try {
       for (SubscriptionRunner r : runners) {
         r.start(START_TIMEOUT);
@@ -197,6 +231,9 @@ public final class SubscriptionSet {
             TERMINATION_BUDGET);
       }
     }
+    // After the handlers: an abandoned one may still be publishing, and fails harmlessly (nacked).
+    deadLetterPublishers.shutdown(
+        Duration.ofNanos(Math.max(0, terminationEnds - System.nanoTime())));
     return new StopSummary(
         runningAtStop, runningAtStop - abandoned, abandoned, released[0], inFlight.refused());
   }

@@ -24,6 +24,7 @@ import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
+import dev.pubsubworker.runtime.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
@@ -83,6 +84,7 @@ public final class Worker {
   private volatile PubSubConnection connection;
   private volatile SubscriptionSet subscriptions;
   private volatile SubscriptionGuards guards;
+  private volatile Map<String, TerminalFailures> terminalFailures = Map.of();
 
   private Worker(
       WorkerConfig config,
@@ -141,8 +143,9 @@ public final class Worker {
    * @param guardListeners observers of one subscription's guard (metrics), by subscription id
    * @param dispatchListeners observers of dispatch outcomes (metrics)
    * @param keyLogFormat how keys appear in log lines
-   * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, or
-   *     a subscription names a handler nobody binds
+   * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, a
+   *     subscription names a handler nobody binds, or lists a {@code poison-exceptions} class its
+   *     handler cannot load or that is not a Throwable
    */
   public static Worker create(
       WorkerConfig config,
@@ -182,7 +185,10 @@ public final class Worker {
             new DispatchListeners(dispatchListeners),
             keyLogFormat,
             guardListeners);
-    config.requireHandlers(worker.handlers().keySet());
+    Map<String, MessageHandler> handlers = worker.handlers();
+    config.requireHandlers(handlers.keySet());
+    // poison-exceptions are loaded by each handler's own class loader (a plugin jar's classes).
+    worker.terminalFailures = TerminalFailures.resolve(config, handlers);
     return worker;
   }
 
@@ -233,6 +239,7 @@ public final class Worker {
               connection,
               streams,
               keyLogFormat,
+              terminalFailures,
               this::onFailure);
     } catch (RuntimeException e) {
       closeResources();

@@ -47,6 +47,34 @@ class CheckConfigCommandTest {
   }
 
   @Test
+  void a_poison_exception_class_the_handler_cannot_load_is_a_config_problem() throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              subscriptions {
+                orders {
+                  handler = orders
+                  poison-exceptions = ["com.example.NoSuchException"]
+                  dead-letter-topic = "projects/shop/topics/orders-dead"
+                }
+              }
+            }
+            """);
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(run.err())
+        .contains(
+            "pubsub-worker.subscriptions.orders.poison-exceptions: lists"
+                + " com.example.NoSuchException, a class that the handler 'orders' cannot load"
+                + " (not on its plugin's class path) ("
+                + file
+                + ":6)")
+        .doesNotContain("\tat ");
+  }
+
+  @Test
   void every_problem_is_printed_with_path_and_origin_and_no_stack_trace() throws IOException {
     Path file =
         write(

@@ -55,6 +55,7 @@ class ReferenceConfDefaultsTest {
     p.put("pubsub-emulator-host", string(""));
     p.put("plugins-dir", string(""));
     p.put("shutdown-grace", duration(Duration.ofSeconds(30)));
+    p.put("worker-id", string(""));
     p.put("lock-store.type", string("in-memory"));
     p.put("lock-store.redis.cluster", bool(false));
     p.put("lock-store.redis.hash-tag", string(""));
@@ -87,6 +88,10 @@ class ReferenceConfDefaultsTest {
     p.put("subscription-defaults.fingerprint-mismatch", string("report"));
     p.put("subscription-defaults.transactional", bool(false));
     p.put("subscription-defaults.exactly-once", string("auto"));
+    p.put(
+        "subscription-defaults.poison-exceptions",
+        new Pin(Config::getStringList, java.util.List.of()));
+    p.put("subscription-defaults.dead-letter-topic", string(""));
     p.put("subscription-defaults.flow-control.max-outstanding-messages", integer(1000));
     p.put(
         "subscription-defaults.flow-control.max-outstanding-bytes",

@@ -35,6 +35,7 @@ import org.slf4j.LoggerFactory;
 class GuardedDispatcherLogTest {
 
   private final Logger logger = (Logger) LoggerFactory.getLogger(GuardedDispatcher.class);
+  private final Logger deadLetterLogger = (Logger) LoggerFactory.getLogger(DeadLetters.class);
   private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
   private final ManualTime time = new ManualTime();
   private final AtomicInteger handled = new AtomicInteger();
@@ -45,11 +46,13 @@ class GuardedDispatcherLogTest {
   void capture() {
     appender.start();
     logger.addAppender(appender);
+    deadLetterLogger.addAppender(appender);
   }
 
   @AfterEach
   void release() {
     logger.detachAppender(appender);
+    deadLetterLogger.detachAppender(appender);
   }
 
   @Test
@@ -76,7 +79,7 @@ class GuardedDispatcherLogTest {
   }
 
   @Test
-  void a_thousand_unkeyed_deliveries_log_one_warning_per_interval() {
+  void a_thousand_unkeyed_deliveries_without_a_dead_letter_topic_log_one_error_per_interval() {
     GuardedDispatcher dispatcher =
         dispatcher("key = \"template:orders:{order_id}\"", new UnreachableStore());
     for (int i = 0; i < 1000; i++) {
@@ -88,9 +91,10 @@ class GuardedDispatcherLogTest {
         .singleElement()
         .satisfies(
             e -> {
-              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getLevel()).isEqualTo(Level.ERROR);
               assertThat(e.getFormattedMessage())
-                  .startsWith("message m-0 has no key: template:orders:{order_id} did not resolve");
+                  .startsWith("message m-0 has no key: template:orders:{order_id} did not resolve")
+                  .contains("subscription orders has no dead-letter topic");
             });
     time.advance(GuardedDispatcher.REPEAT_INTERVAL);
     dispatcher.dispatch(message(1000, "other", "x"), reply());
