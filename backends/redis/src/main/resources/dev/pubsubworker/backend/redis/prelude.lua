@@ -12,3 +12,10 @@ end
 local function int(n)
   return string.format('%.0f', n)
 end
+
+-- The error code of a failed command caught with pcall (WRONGTYPE, OOM, READONLY, ...), never the
+-- rest of its message; ERR for an error of the script itself.
+local function error_code(e)
+  local message = type(e) == 'table' and e.err or tostring(e)
+  return string.match(message or '', '^%-?([A-Z][A-Z_]*) ') or 'ERR'
+end
