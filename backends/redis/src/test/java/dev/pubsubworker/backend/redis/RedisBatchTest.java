@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
 class RedisBatchTest {
 
   private static final Duration LEASE = Duration.ofSeconds(30);
-  private static final Duration TTL = Duration.ofMinutes(5);
+  static final Duration TTL = Duration.ofMinutes(5);
   private static final String SECRET_KEY = "customer-4711/card-4242424242424242";
 
   @Test
