@@ -3,16 +3,21 @@
 #
 #   backends/redis/bench/script-cpu.sh [cycles] [rounds] [rev ...]
 #
-# Starts a private redis-server on a free loopback port (so no other client's commands are counted;
+# Starts a private redis-server on an unused loopback port (so no other client's commands count;
 # at nice -10 when run as root, so a busy machine preempts it less), loads the scripts of each git
 # <rev> ("." = the working tree; default: ".") exactly as LockScript composes them, and, in <rounds>
 # (default 5) interleaved rounds, pipes <cycles> (default 10000) claims on fresh keys and then one
-# complete each, then (where the rev has them) the same through the batch scripts in batches of 64.
+# complete each, then (where the rev has them) the same through the batch scripts in batches of 64,
+# as RESP through redis-cli --pipe.
 # After each phase it reads cmdstat_evalsha from INFO commandstats (usec/calls: the time spent
 # inside the script calls) and resets the stats. A plain SET NX PX + DEL cycle (what a
 # ShedLock-style lock costs) is measured too, as the reference. Also reads the server's main-thread
 # CPU time (INFO cpu, user + sys) around each phase: that includes parsing the commands and the
 # socket I/O, and is not inflated when the machine preempts the server. Prints the medians.
+#
+# With INSTRUCTIONS=1 the server runs under valgrind's callgrind and the CPU column is instead the
+# instructions the server executed per cycle (counters zeroed before and dumped after each phase):
+# slow (use ~2000 cycles) but the same on a busy machine as on an idle one.
 set -euo pipefail
 cycles="${1:-10000}"
 rounds="${2:-5}"
@@ -24,6 +29,7 @@ res=backends/redis/src/main/resources/dev/pubsubworker/backend/redis
 root="$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
 work="$(mktemp -d)"
 port=$(( 31000 + RANDOM % 2000 ))
+while redis-cli -p "$port" ping >/dev/null 2>&1; do port=$(( 31000 + RANDOM % 2000 )); done
 cleanup() {
   redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -32,9 +38,16 @@ trap cleanup EXIT
 
 nice_cmd=()
 [ "$(id -u)" = 0 ] && nice_cmd=(nice -n -10)
-"${nice_cmd[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-  --daemonize yes --logfile "$work/redis.log" --dir "$work" >/dev/null
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+instructions="${INSTRUCTIONS:-}"
+if [ -n "$instructions" ]; then
+  valgrind --tool=callgrind --callgrind-out-file="$work/cg.%p" redis-server --port "$port" \
+    --bind 127.0.0.1 --save '' --appendonly no --dir "$work" > "$work/valgrind.log" 2>&1 &
+else
+  "${nice_cmd[@]}" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+    --daemonize yes --logfile "$work/redis.log" --dir "$work" >/dev/null
+fi
+for _ in $(seq 100); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.2; done
+pid=$(redis-cli -p "$port" info server | tr -d '\r' | awk -F: '/^process_id:/ { print $2 }')
 
 src() { # rev, resource: the text of one script resource ("" if it does not exist there)
   if [ "$1" = . ]; then cat "$root/$res/$2" 2>/dev/null || true
@@ -49,9 +62,17 @@ load() { # rev, body, parts...: SCRIPT LOAD of prelude + parts + body, as LockSc
   src "$rev" "$body" >> "$out"
   redis-cli -p "$port" -x script load < "$out"
 }
-cpu() { # the server's main-thread CPU seconds so far (user + sys)
-  redis-cli -p "$port" info cpu | tr -d '\r' |
-    awk -F: '/^used_cpu_(user|sys)_main_thread:/ { s += $2 } END { printf "%.6f", s }'
+cpu() { # the server's main-thread CPU seconds so far (user + sys); or, under callgrind, the
+  # instructions since the last call (in millions, so that the same "* 1000000" gives the count)
+  if [ -n "$instructions" ]; then
+    callgrind_control -d "$pid" >/dev/null 2>&1
+    callgrind_control -z "$pid" >/dev/null 2>&1
+    awk '/^summary:/ { n = $2 } END { printf "%.6f", n / 1000000 }' "$(ls -t "$work"/cg.*.* | head -1)"
+    rm -f "$work"/cg.*.*
+  else
+    redis-cli -p "$port" info cpu | tr -d '\r' |
+      awk -F: '/^used_cpu_(user|sys)_main_thread:/ { s += $2 } END { printf "%.6f", s }'
+  fi
 }
 phase() { # command file, command name -> "usec calls cpu-usec"
   local before after
@@ -59,9 +80,14 @@ phase() { # command file, command name -> "usec calls cpu-usec"
   before=$(cpu)
   redis-cli -p "$port" --pipe < "$1" >/dev/null
   after=$(cpu)
+  [ -z "$instructions" ] || before=0
   redis-cli -p "$port" info commandstats | tr -d '\r' | grep "^cmdstat_$2:" |
     sed -E 's/.*calls=([0-9]+),usec=([0-9]+),.*/\2 \1/' | tr -d '\n'
   echo " $(echo "($after - $before) * 1000000" | bc -l)"
+}
+resp() { # space-separated words per line ("" = an empty word) -> RESP multibulk, as clients send
+  awk '{ printf "*%d\r\n", NF; for (i = 1; i <= NF; i++) { w = ($i == "\"\"") ? "" : $i
+    printf "$%d\r\n%s\r\n", length(w), w } }'
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
@@ -74,9 +100,9 @@ for round in $(seq "$rounds"); do
     claim_sha=$(load "$rev" claim.lua ${shared:+claim_entry.lua})
     complete_sha=$(load "$rev" complete.lua ${shared:+complete_entry.lua})
     awk -v n="$cycles" -v s="$claim_sha" -v p="$p" 'BEGIN { for (i = 0; i < n; i++)
-      printf "EVALSHA %s 1 %s:k:%d 0 30000 300000 tok-%d \"\" 0\r\n", s, p, i, i }' > "$work/claims"
+      printf "EVALSHA %s 1 %s:k:%d 0 30000 300000 tok-%d \"\" 0\n", s, p, i, i }' | resp > "$work/claims"
     awk -v n="$cycles" -v s="$complete_sha" -v p="$p" 'BEGIN { for (i = 0; i < n; i++)
-      printf "EVALSHA %s 1 %s:k:%d 0 1 300000\r\n", s, p, i }' > "$work/completes"
+      printf "EVALSHA %s 1 %s:k:%d 0 1 300000\n", s, p, i }' | resp > "$work/completes"
     read -r u c p1 <<<"$(phase "$work/claims" evalsha)"
     results["$rev claim"]+="$(echo "$u / $c" | bc -l) "
     read -r u2 c2 p2 <<<"$(phase "$work/completes" evalsha)"
@@ -94,7 +120,7 @@ for round in $(seq "$rounds"); do
           line = line " 0"
           for (j = 0; j < m; j++)
             line = line (kind == "claim" ? " 30000 300000 tok-" (i + j) " \"\" 0" : " 1 300000")
-          printf "%s\r\n", line } }' > "$work/$kind-all"
+          printf "%s\n", line } }' | resp > "$work/$kind-all"
       done
       read -r u c p1 <<<"$(phase "$work/claim-all" evalsha)"
       read -r u2 c2 p2 <<<"$(phase "$work/complete-all" evalsha)"
@@ -104,8 +130,8 @@ for round in $(seq "$rounds"); do
       results["$rev batchcycle"]+="$(echo "($u + $u2) / $cycles" | bc -l) "
     fi
   done
-  awk -v n="$cycles" -v r="$round" 'BEGIN { for (i = 0; i < n; i++) printf "SET s%d:%d tok-%d NX PX 30000\r\n", r, i, i }' > "$work/set"
-  awk -v n="$cycles" -v r="$round" 'BEGIN { for (i = 0; i < n; i++) printf "DEL s%d:%d\r\n", r, i }' > "$work/del"
+  awk -v n="$cycles" -v r="$round" 'BEGIN { for (i = 0; i < n; i++) printf "SET s%d:%d tok-%d NX PX 30000\n", r, i, i }' | resp > "$work/set"
+  awk -v n="$cycles" -v r="$round" 'BEGIN { for (i = 0; i < n; i++) printf "DEL s%d:%d\n", r, i }' | resp > "$work/del"
   read -r u c p1 <<<"$(phase "$work/set" set)"
   read -r u2 c2 p2 <<<"$(phase "$work/del" del)"
   results["ref"]+="$(echo "$u / $c + $u2 / $c2" | bc -l) "
@@ -123,11 +149,17 @@ for rev in "${revs[@]}"; do
       completeAll) label="completeAll x$batch, per entry";; batchcycle) label="lock cycle, batched x$batch";;
       cpucycle) label="  server CPU per single cycle";; cpubatch) label="  server CPU per batched cycle";;
     esac
-    printf '%-12s %-32s %8.2f us\n' "$rev" "$label" \
-      "$(echo "${results["$rev $what"]}" | tr ' ' '\n' | grep . | median)"
+    unit=us
+    case $what in
+      cpucycle|cpubatch) if [ -n "$instructions" ]; then unit=instr; label="${label/CPU/instructions}"; fi;;
+    esac
+    printf '%-12s %-32s %10.2f %s\n' "$rev" "$label" \
+      "$(echo "${results["$rev $what"]}" | tr ' ' '\n' | grep . | median)" "$unit"
   done
 done
-printf '%-12s %-32s %8.2f us\n' reference "SET NX PX + DEL cycle" \
+printf '%-12s %-32s %10.2f us\n' reference "SET NX PX + DEL cycle" \
   "$(echo "${results[ref]}" | tr ' ' '\n' | grep . | median)"
-printf '%-12s %-32s %8.2f us\n' reference "  server CPU per SET+DEL cycle" \
-  "$(echo "${results[cpuref]}" | tr ' ' '\n' | grep . | median)"
+what="CPU" unit=us
+[ -z "$instructions" ] || { what=instructions; unit=instr; }
+printf '%-12s %-32s %10.2f %s\n' reference "  server $what per SET+DEL cycle" \
+  "$(echo "${results[cpuref]}" | tr ' ' '\n' | grep . | median)" "$unit"

@@ -13,9 +13,10 @@ local function complete_entry(key, fence, ttl, clock)
     return 0
   end
   local expiresAt = clock() + ttl
-  redis.call('HSET', key, 'state', 'DONE', 'expiresAt', int(expiresAt))
+  local expiresText = int(expiresAt)
+  redis.call('HSET', key, 'state', 'DONE', 'expiresAt', expiresText)
   if expiresAt > tonumber(r[3]) then
-    redis.call('PEXPIREAT', key, int(expiresAt))
+    redis.call('PEXPIREAT', key, expiresText)
   end
   return 1
 end

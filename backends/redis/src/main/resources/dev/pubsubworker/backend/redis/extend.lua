@@ -9,8 +9,9 @@ end
 local storedExpiry = tonumber(r[4])
 local leaseExpiry = now_ms() + tonumber(ARGV[3])
 local expiresAt = leaseExpiry + storedExpiry - tonumber(r[3])
-redis.call('HSET', key, 'leaseExpiry', int(leaseExpiry), 'expiresAt', int(expiresAt))
+local expiresText = int(expiresAt)
+redis.call('HSET', key, 'leaseExpiry', int(leaseExpiry), 'expiresAt', expiresText)
 if expiresAt > storedExpiry then
-  redis.call('PEXPIREAT', key, int(expiresAt))
+  redis.call('PEXPIREAT', key, expiresText)
 end
 return 1
