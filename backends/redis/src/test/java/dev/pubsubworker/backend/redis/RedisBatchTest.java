@@ -286,6 +286,44 @@ class RedisBatchTest {
   }
 
   @Test
+  void no_reply_within_the_timeout_fails_the_whole_batch() {
+    RedisLockSettings.Builder base = TestRedis.settings("frozen");
+    try (TcpProxy proxy = TcpProxy.start(TestServices.redis().host(), TestServices.redis().port());
+        RedisLockBackend backend =
+            RedisLockBackend.create(
+                base.uri("redis://" + proxy.hostPort())
+                    .commandTimeout(Duration.ofMillis(300))
+                    .build());
+        RedisLockBackend direct = RedisLockBackend.create(base.uri(TestRedis.uri()).build())) {
+      backend.checkConnection();
+      proxy.freeze();
+      List<ClaimRequest> batch = fresh("frozen-", 8);
+      try {
+        assertThatThrownBy(() -> backend.claimAll(batch))
+            .isInstanceOf(LockBackendException.class)
+            .hasMessage(
+                "claimAll failed on redis prefix '"
+                    + backend.settings().keyPrefix()
+                    + "' at "
+                    + backend.settings().endpoint()
+                    + ": no reply within the command timeout of PT0.3S");
+      } finally {
+        proxy.resume();
+      }
+      // The outcome of every entry is unknown, as for a failed single claim: the held request may
+      // still land once the network heals. A retry with the same tokens re-affirms what landed.
+      List<BatchResult<ClaimResult>> retried =
+          await()
+              .atMost(Duration.ofSeconds(20))
+              .ignoreException(LockBackendException.class)
+              .until(() -> backend.claimAll(batch), r -> true);
+      assertThat(retried)
+          .allSatisfy(r -> assertThat(((ClaimResult.Won) r.get()).claim().fence()).isEqualTo(1));
+      cleanUp(direct);
+    }
+  }
+
+  @Test
   void a_lost_script_cache_costs_the_batch_one_eval_then_evalsha_again() throws Exception {
     try (PrivateRedis redis = PrivateRedis.start();
         TestRedis.Side side = redis.side()) {

@@ -10,6 +10,7 @@ import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.LockBackendException;
 import io.lettuce.core.cluster.SlotHash;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -87,6 +88,42 @@ class RedisClusterBatchTest {
           assertThat(results.get(i).get()).isInstanceOf(ClaimResult.Won.class);
         }
       }
+    } finally {
+      cleanUp(cluster, settings);
+    }
+  }
+
+  @Test
+  void a_slot_whose_call_fails_fails_only_its_own_entries() {
+    LocalRedisCluster cluster = LocalRedisCluster.shared();
+    RedisLockSettings settings =
+        clusterSettings(cluster, "one_node_down").commandTimeout(Duration.ofMillis(300)).build();
+    KeyLayout layout = new KeyLayout(settings.namespace());
+    String paused = cluster.nodeUris().get(0); // owns slots 0..5460
+    try (RedisLockBackend backend = RedisLockBackend.create(settings);
+        TestRedis.Side side = TestRedis.side(paused)) {
+      backend.checkConnection();
+      List<ClaimRequest> claims = RedisBatchTest.fresh("half-", RedisLockBackend.MAX_BATCH_SIZE);
+      side.call("CLIENT", "PAUSE", "3000", "WRITE");
+      List<BatchResult<ClaimResult>> results;
+      try {
+        results = backend.claimAll(claims);
+      } finally {
+        side.call("CLIENT", "UNPAUSE");
+      }
+      int onPaused = 0;
+      for (int i = 0; i < claims.size(); i++) {
+        if (SlotHash.getSlot(layout.redisKey(claims.get(i).key())) < 16384 / 3) {
+          onPaused++;
+          assertThat(results.get(i).failure())
+              .isInstanceOf(LockBackendException.class)
+              .hasMessageStartingWith("claimAll failed on redis prefix '" + settings.keyPrefix())
+              .hasMessageContaining("no reply within the command timeout");
+        } else {
+          assertThat(results.get(i).get()).isInstanceOf(ClaimResult.Won.class);
+        }
+      }
+      assertThat(onPaused).isBetween(1, claims.size() - 1);
     } finally {
       cleanUp(cluster, settings);
     }
