@@ -7,7 +7,7 @@ local function claim_entry(key, now, lease, ttl, token, fingerprint, has_fingerp
   local r = redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt', 'claimToken',
     'fingerprint')
   local state = r[1]
-  -- Each number is formatted once (a string.format costs about what a small command does): fence
+  -- Each number is formatted once (string.format is one of the larger costs of the Lua side): fence
   -- as stored when it does not change, '1' for a new record.
   local fence = 1
   local fenceText = '1'
