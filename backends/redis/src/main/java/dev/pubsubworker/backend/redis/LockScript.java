@@ -9,13 +9,17 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * The Lua scripts, one per verb: the shared prelude followed by the verb's body, both read from
- * this package's resources. Each is identified on the server by the SHA-1 of its text, which is
- * computed here so that {@code EVALSHA} needs no round trip to learn it.
+ * The Lua scripts, one per verb and one per batch verb: the shared prelude, then the parts the body
+ * shares with another script (the one-record claim and complete, which the single and the batch
+ * verbs both run), then the body, all read from this package's resources and joined with newlines.
+ * Each is identified on the server by the SHA-1 of its text, which is computed here so that {@code
+ * EVALSHA} needs no round trip to learn it.
  */
 enum LockScript {
-  CLAIM("claim.lua"),
-  COMPLETE("complete.lua"),
+  CLAIM("claim.lua", "claim_entry.lua"),
+  CLAIM_ALL("claim_all.lua", "claim_entry.lua"),
+  COMPLETE("complete.lua", "complete_entry.lua"),
+  COMPLETE_ALL("complete_all.lua", "complete_entry.lua"),
   RELEASE("release.lua"),
   EXTEND("extend.lua"),
   INSPECT("inspect.lua"),
@@ -24,9 +28,13 @@ enum LockScript {
   private final byte[] source;
   private final String sha1;
 
-  LockScript(String resource) {
-    String text = read("prelude.lua") + "\n" + read(resource);
-    this.source = text.getBytes(StandardCharsets.UTF_8);
+  LockScript(String body, String... parts) {
+    StringBuilder text = new StringBuilder(read("prelude.lua"));
+    for (String part : parts) {
+      text.append('\n').append(read(part));
+    }
+    text.append('\n').append(read(body));
+    this.source = text.toString().getBytes(StandardCharsets.UTF_8);
     this.sha1 = sha1Hex(source);
   }
 

@@ -12,6 +12,7 @@ import io.lettuce.core.cluster.ClusterClientOptions;
 import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.command.CommandListener;
@@ -43,9 +44,11 @@ final class RedisConnection implements AutoCloseable {
   private volatile Link link;
   private volatile boolean closed;
 
-  /** An open connection and its synchronous commands. */
+  /** An open connection and its synchronous and asynchronous commands. */
   private record Link(
-      StatefulConnection<byte[], byte[]> connection, RedisClusterCommands<byte[], byte[]> sync) {}
+      StatefulConnection<byte[], byte[]> connection,
+      RedisClusterCommands<byte[], byte[]> sync,
+      RedisClusterAsyncCommands<byte[], byte[]> async) {}
 
   /**
    * @param onConnect runs once on each new connection before it is used (loads the scripts); a
@@ -136,6 +139,22 @@ final class RedisConnection implements AutoCloseable {
     return l.sync();
   }
 
+  /**
+   * The asynchronous commands of the shared connection (for several script calls in flight at once:
+   * one per slot of a batch on a cluster), connecting first if needed.
+   *
+   * @param verb names the caller in the error if connecting fails
+   * @throws dev.pubsubworker.core.LockBackendException if connecting fails
+   * @throws IllegalStateException if closed
+   */
+  RedisClusterAsyncCommands<byte[], byte[]> async(String verb) {
+    Link l = link;
+    if (l == null) {
+      l = connect(verb);
+    }
+    return l.async();
+  }
+
   private Link connect(String verb) {
     synchronized (connectLock) {
       if (closed) {
@@ -149,11 +168,11 @@ final class RedisConnection implements AutoCloseable {
         if (client instanceof RedisClusterClient clusterClient) {
           StatefulRedisClusterConnection<byte[], byte[]> c =
               clusterClient.connect(ByteArrayCodec.INSTANCE);
-          l = new Link(c, c.sync());
+          l = new Link(c, c.sync(), c.async());
         } else {
           StatefulRedisConnection<byte[], byte[]> c =
               ((RedisClient) client).connect(ByteArrayCodec.INSTANCE);
-          l = new Link(c, c.sync());
+          l = new Link(c, c.sync(), c.async());
         }
       } catch (RuntimeException e) {
         throw errors.failure(verb, e);

@@ -40,6 +40,18 @@ final class RedisErrors {
     return new LockBackendException(where(verb) + what, e);
   }
 
+  /**
+   * A command that failed inside a batch script on one entry's key, as the single verb's script
+   * failing the same way would have been reported.
+   *
+   * @param code the Redis error code the script caught (letters and underscores only)
+   */
+  LockBackendException refusedInScript(String verb, String code) {
+    String safe = code != null && code.matches("[A-Z_]{1,32}") ? code : "ERR";
+    return new LockBackendException(
+        where(verb) + "the server refused the command (" + safe + " in script)");
+  }
+
   /** A reply of {@code verb} that is not what the script returns: the key holds something else. */
   LockBackendException unexpected(String verb) {
     return new LockBackendException(

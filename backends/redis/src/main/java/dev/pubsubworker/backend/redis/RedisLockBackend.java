@@ -2,6 +2,7 @@ package dev.pubsubworker.backend.redis;
 
 import static dev.pubsubworker.backend.redis.ScriptRunner.number;
 
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -23,12 +24,18 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
+import java.util.function.Function;
 
 /**
- * A {@link LockBackend} and {@link LockAdmin} on Redis, through the Lettuce driver.
+ * A {@link LockBackend}, {@link BatchLockBackend} and {@link LockAdmin} on Redis, through the
+ * Lettuce driver.
  *
  * <h2>Layout and atomicity</h2>
  *
@@ -40,13 +47,28 @@ import java.util.Optional;
  * Scripts are loaded once per connection; if the server lost them (restart, failover, {@code SCRIPT
  * FLUSH}) the verb resends the text once with {@code EVAL}.
  *
+ * <h2>Batches</h2>
+ *
+ * {@link #claimAll} and {@link #completeAll} send up to {@value #MAX_BATCH_SIZE} entries as one
+ * script call ({@code EVALSHA} with one key per entry): the script reads the server's {@code TIME}
+ * once and applies each entry with exactly its single verb's code, in list order, atomically as a
+ * whole. A command that fails on one entry's key (a {@code WRONGTYPE}, say) fails that entry only,
+ * having written nothing to it; a call that fails as a whole (connection lost, timeout) throws
+ * {@link LockBackendException}. On a cluster (without a hash tag) the entries are grouped by slot,
+ * one script call per slot, all sent before any is awaited, and the results reassembled in request
+ * order; a slot's call that fails as a whole fails that slot's entries, and the method throws only
+ * if every slot's call failed.
+ *
  * <h2>Time</h2>
  *
  * Expiry is judged inside each script against the server's {@code TIME}; no JVM clock is ever
- * consulted, so workers whose clocks disagree still agree on every lease. Each write sets the key's
- * Redis expiry ({@code PEXPIREAT}) to the record's {@code expiresAt}, so Redis removes records
- * itself once their suppression window (or a CLAIMED record's lease + ttl) has passed; {@link
- * #purgeExpired} exists for the admin contract and for records whose expiry was removed by hand.
+ * consulted, so workers whose clocks disagree still agree on every lease. The key's Redis expiry
+ * ({@code PEXPIREAT}) is never earlier than the record's {@code expiresAt}: a claim sets it to
+ * {@code leaseExpiry + ttl}, and a write moves it only when the record must live longer (a {@code
+ * complete} within the lease keeps it, so a DONE record outlives its window by at most the rest of
+ * the lease). So Redis removes records itself once their suppression window (or a CLAIMED record's
+ * lease + ttl) has passed; {@link #purgeExpired} exists for the admin contract and for records
+ * whose expiry was removed by hand.
  *
  * <h2>Keys and errors</h2>
  *
@@ -67,10 +89,23 @@ import java.util.Optional;
  * #close()} closes the connection and the client, and the client resources unless they were
  * {@linkplain RedisLockSettings.Builder#clientResources passed in}.
  */
-public final class RedisLockBackend implements LockBackend, LockAdmin {
+public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
 
   /** The longest key accepted, in UTF-8 bytes: 8 KiB. */
   public static final int MAX_KEY_BYTES = 8 * 1024;
+
+  /**
+   * The most entries in one {@link #claimAll} or {@link #completeAll}: 64. A batch script holds the
+   * server for all its entries (a few microseconds each), so larger batches would add latency to
+   * every other client's commands for little more saving.
+   */
+  public static final int MAX_BATCH_SIZE = 64;
+
+  /** Arguments per entry of the claim batch script: lease, ttl, token, fingerprint, has it. */
+  private static final int CLAIM_ARGS = 5;
+
+  /** Arguments per entry of the complete batch script: fence, ttl. */
+  private static final int COMPLETE_ARGS = 2;
 
   /** Keys examined per {@code SCAN} step (and so at most per purge script call). */
   static final int SCAN_COUNT = 1000;
@@ -90,7 +125,8 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
     this.layout = new KeyLayout(settings.namespace());
     this.errors = new RedisErrors(settings);
     this.connection = new RedisConnection(settings, errors, ScriptRunner::loadAll);
-    this.scripts = new ScriptRunner(connection, errors, settings.clockOffset());
+    this.scripts =
+        new ScriptRunner(connection, errors, settings.clockOffset(), settings.commandTimeout());
   }
 
   /**
@@ -141,17 +177,24 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
   @Override
   public ClaimResult claim(ClaimRequest request) {
     validateKey(request.key());
+    byte[][] args = new byte[CLAIM_ARGS][];
+    claimArgs(request, args, 0);
+    return claimResult(
+        request, scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
+  }
+
+  /** Writes a claim's script arguments into {@code args} from {@code at}. */
+  private static void claimArgs(ClaimRequest request, byte[][] args, int at) {
     String fingerprint = request.fingerprint();
-    ScriptReply reply =
-        scripts.list(
-            "claim",
-            LockScript.CLAIM,
-            layout.redisKey(request.key()),
-            number(request.lease().toMillis()),
-            number(request.ttl().toMillis()),
-            request.claimToken().getBytes(StandardCharsets.US_ASCII),
-            fingerprint == null ? EMPTY : fingerprint.getBytes(StandardCharsets.UTF_8),
-            fingerprint == null ? ZERO : ONE);
+    args[at] = number(request.lease().toMillis());
+    args[at + 1] = number(request.ttl().toMillis());
+    args[at + 2] = request.claimToken().getBytes(StandardCharsets.US_ASCII);
+    args[at + 3] = fingerprint == null ? EMPTY : fingerprint.getBytes(StandardCharsets.UTF_8);
+    args[at + 4] = fingerprint == null ? ZERO : ONE;
+  }
+
+  /** The result a claim script's reply ({@code claim_entry.lua}) stands for. */
+  private static ClaimResult claimResult(ClaimRequest request, ScriptReply reply) {
     long code = reply.longAt(0);
     if (code == 1) {
       return new ClaimResult.Won(
@@ -214,6 +257,169 @@ public final class RedisLockBackend implements LockBackend, LockAdmin {
         layout.redisKey(claim.key()),
         number(claim.fence()),
         number(lease.toMillis()));
+  }
+
+  /** {@value #MAX_BATCH_SIZE}. */
+  @Override
+  public int maxBatchSize() {
+    return MAX_BATCH_SIZE;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One {@code EVALSHA} of the batch claim script (on a cluster one per slot, in parallel). An
+   * entry with a bad key fails with {@link IllegalArgumentException} and is not sent.
+   */
+  @Override
+  public List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests) {
+    return batch(
+        "claimAll",
+        "claim",
+        LockScript.CLAIM_ALL,
+        requests,
+        ClaimRequest::key,
+        CLAIM_ARGS,
+        (request, args, at) -> claimArgs(request, args, at),
+        (request, reply, i) -> {
+          ScriptReply entry = reply.listAt(i);
+          return entry.longAt(0) == -1
+              ? BatchResult.failed(errors.refusedInScript("claim", entry.stringAt(1)))
+              : BatchResult.of(claimResult(request, entry));
+        });
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>One {@code EVALSHA} of the batch complete script (on a cluster one per slot, in parallel).
+   * An entry with a bad key fails with {@link IllegalArgumentException} and is not sent.
+   */
+  @Override
+  public List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {
+    return batch(
+        "completeAll",
+        "complete",
+        LockScript.COMPLETE_ALL,
+        requests,
+        request -> request.claim().key(),
+        COMPLETE_ARGS,
+        (request, args, at) -> {
+          args[at] = number(request.claim().fence());
+          args[at + 1] = number(request.ttl().toMillis());
+        },
+        (request, reply, i) -> {
+          Object entry = reply.at(i);
+          if (entry instanceof Long flag && (flag == 0 || flag == 1)) {
+            return BatchResult.of(flag == 1);
+          }
+          ScriptReply failed = reply.listAt(i);
+          if (failed.longAt(0) != -1) {
+            throw failed.unexpected();
+          }
+          return BatchResult.failed(errors.refusedInScript("complete", failed.stringAt(1)));
+        });
+  }
+
+  /** Writes one entry's script arguments into a batch's argument array. */
+  @FunctionalInterface
+  private interface EntryArgs<Q> {
+    void write(Q request, byte[][] args, int at);
+  }
+
+  /** Reads one entry's result from a batch script's reply. */
+  @FunctionalInterface
+  private interface EntryResult<Q, R> {
+    BatchResult<R> read(Q request, ScriptReply reply, int index);
+  }
+
+  /**
+   * The shared batch path: checks the batch, fails the entries with bad keys, sends the rest as one
+   * script call per slot group, and reassembles the results in request order.
+   */
+  private <Q, R> List<BatchResult<R>> batch(
+      String batchVerb,
+      String verb,
+      LockScript script,
+      List<Q> requests,
+      Function<Q, String> keyOf,
+      int argsPerEntry,
+      EntryArgs<Q> entryArgs,
+      EntryResult<Q, R> entryResult) {
+    Objects.requireNonNull(requests, "requests");
+    int n = requests.size();
+    if (n == 0 || n > MAX_BATCH_SIZE) {
+      throw new IllegalArgumentException(
+          "a batch must have 1 to " + MAX_BATCH_SIZE + " entries, but had " + n);
+    }
+    Set<String> seen = new HashSet<>();
+    for (int i = 0; i < n; i++) {
+      String key = keyOf.apply(Objects.requireNonNull(requests.get(i), "requests[" + i + "]"));
+      if (!seen.add(key)) {
+        throw new IllegalArgumentException(
+            "a batch must not repeat a key, but entry " + i + " repeats an earlier one");
+      }
+    }
+    List<BatchResult<R>> results = new ArrayList<>(n);
+    Map<Integer, List<Integer>> groups = new LinkedHashMap<>();
+    byte[][] redisKeys = new byte[n][];
+    for (int i = 0; i < n; i++) {
+      results.add(null);
+      try {
+        validateKey(keyOf.apply(requests.get(i)));
+      } catch (IllegalArgumentException e) {
+        results.set(i, BatchResult.failed(e));
+        continue;
+      }
+      redisKeys[i] = layout.redisKey(keyOf.apply(requests.get(i)));
+      int group = connection.cluster() ? SlotHash.getSlot(redisKeys[i]) : 0;
+      groups.computeIfAbsent(group, g -> new ArrayList<>()).add(i);
+    }
+    List<List<Integer>> members = new ArrayList<>(groups.values());
+    List<ScriptRunner.Pending> calls = new ArrayList<>(members.size());
+    for (List<Integer> group : members) {
+      byte[][] keys = new byte[group.size()][];
+      byte[][] args = new byte[group.size() * argsPerEntry][];
+      for (int j = 0; j < group.size(); j++) {
+        int i = group.get(j);
+        keys[j] = redisKeys[i];
+        entryArgs.write(requests.get(i), args, j * argsPerEntry);
+      }
+      calls.add(scripts.dispatch(batchVerb, script, keys, args));
+    }
+    LockBackendException firstFailure = null;
+    int failedCalls = 0;
+    for (int g = 0; g < members.size(); g++) {
+      List<Integer> group = members.get(g);
+      try {
+        ScriptReply reply = calls.get(g).await();
+        if (reply.size() != group.size()) {
+          throw reply.unexpected();
+        }
+        for (int j = 0; j < group.size(); j++) {
+          int i = group.get(j);
+          BatchResult<R> result;
+          try {
+            result = entryResult.read(requests.get(i), reply, j);
+          } catch (LockBackendException e) {
+            result = BatchResult.failed(e);
+          }
+          results.set(i, result);
+        }
+      } catch (LockBackendException e) {
+        failedCalls++;
+        if (firstFailure == null) {
+          firstFailure = e;
+        }
+        for (int i : group) {
+          results.set(i, BatchResult.failed(e));
+        }
+      }
+    }
+    if (failedCalls > 0 && failedCalls == members.size()) {
+      throw firstFailure;
+    }
+    return results;
   }
 
   /**

@@ -21,6 +21,29 @@ final class ScriptReply {
     this.errors = errors;
   }
 
+  /** How many elements the array has (0 for a nil reply). */
+  int size() {
+    return values == null ? 0 : values.size();
+  }
+
+  /** The raw element at {@code index}: a Long, a byte[], a List or null. */
+  Object at(int index) {
+    if (values == null || values.size() <= index) {
+      throw unexpected();
+    }
+    return values.get(index);
+  }
+
+  /** The nested array at {@code index}, read the same way (one entry of a batch reply). */
+  ScriptReply listAt(int index) {
+    if (!(at(index) instanceof List<?> list)) {
+      throw unexpected();
+    }
+    @SuppressWarnings("unchecked")
+    List<Object> entry = (List<Object>) list;
+    return new ScriptReply(entry, verb, errors);
+  }
+
   /** The integer at {@code index}. */
   long longAt(int index) {
     if (values == null || values.size() <= index || !(values.get(index) instanceof Long value)) {

@@ -1,11 +1,16 @@
 package dev.pubsubworker.backend.redis;
 
+import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * locally, and, if the server lost its script cache (restart, failover, {@code SCRIPT FLUSH}), the
  * text once with {@code EVAL}, which caches it again. Every call passes the clock offset as the
  * first argument (ARGV[1], read by the prelude) and turns any driver failure into the port's
- * exception through {@link RedisErrors}. Thread-safe.
+ * exception through {@link RedisErrors}. Batch scripts are {@linkplain #dispatch dispatched} first
+ * and {@linkplain Pending#await awaited} after, so that on a cluster the calls for several slots
+ * are in flight at once. Thread-safe.
  */
 final class ScriptRunner {
 
@@ -25,11 +32,17 @@ final class ScriptRunner {
   private final RedisConnection connection;
   private final RedisErrors errors;
   private final LongSupplier clockOffset;
+  private final Duration commandTimeout;
 
-  ScriptRunner(RedisConnection connection, RedisErrors errors, LongSupplier clockOffset) {
+  ScriptRunner(
+      RedisConnection connection,
+      RedisErrors errors,
+      LongSupplier clockOffset,
+      Duration commandTimeout) {
     this.connection = connection;
     this.errors = errors;
     this.clockOffset = clockOffset;
+    this.commandTimeout = commandTimeout;
   }
 
   /**
@@ -75,11 +88,80 @@ final class ScriptRunner {
     return reply == null ? 0 : reply;
   }
 
-  private <T> T run(
-      String verb, LockScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+  /**
+   * Sends a script that returns an array, on keys that share one slot, without waiting for it.
+   *
+   * @param verb names the call in errors
+   * @param args the script's arguments after the clock offset
+   * @throws dev.pubsubworker.core.LockBackendException if connecting fails
+   */
+  Pending dispatch(String verb, LockScript script, byte[][] keys, byte[][] args) {
+    byte[][] argv = withOffset(args);
+    RedisClusterAsyncCommands<byte[], byte[]> async = connection.async(verb);
+    RedisFuture<List<Object>> future;
+    try {
+      future = async.evalsha(script.sha1(), ScriptOutputType.MULTI, keys, argv);
+    } catch (RuntimeException e) {
+      throw errors.failure(verb, e);
+    }
+    return new Pending(verb, script, keys, argv, future);
+  }
+
+  /** A dispatched script call, to be awaited once. */
+  final class Pending {
+    private final String verb;
+    private final LockScript script;
+    private final byte[][] keys;
+    private final byte[][] argv;
+    private final RedisFuture<List<Object>> future;
+
+    private Pending(
+        String verb,
+        LockScript script,
+        byte[][] keys,
+        byte[][] argv,
+        RedisFuture<List<Object>> future) {
+      this.verb = verb;
+      this.script = script;
+      this.keys = keys;
+      this.argv = argv;
+      this.future = future;
+    }
+
+    /**
+     * Waits for the reply, at most the command timeout; if the server had lost the script, sends
+     * its text once with {@code EVAL} (on the same slot's node) and returns that reply.
+     *
+     * @throws dev.pubsubworker.core.LockBackendException if the call failed as a whole
+     */
+    ScriptReply await() {
+      List<Object> values;
+      try {
+        try {
+          values =
+              LettuceFutures.awaitOrCancel(future, commandTimeout.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RedisNoScriptException e) {
+          log.debug("{} script not cached on the server; sending it with EVAL", verb);
+          values =
+              connection.commands(verb).eval(script.source(), ScriptOutputType.MULTI, keys, argv);
+        }
+      } catch (RuntimeException e) {
+        throw errors.failure(verb, e);
+      }
+      return new ScriptReply(values, verb, errors);
+    }
+  }
+
+  private byte[][] withOffset(byte[][] args) {
     byte[][] argv = new byte[args.length + 1][];
     argv[0] = number(clockOffset.getAsLong());
     System.arraycopy(args, 0, argv, 1, args.length);
+    return argv;
+  }
+
+  private <T> T run(
+      String verb, LockScript script, ScriptOutputType type, byte[][] keys, byte[]... args) {
+    byte[][] argv = withOffset(args);
     RedisClusterCommands<byte[], byte[]> commands = connection.commands(verb);
     try {
       try {

@@ -1,13 +1,17 @@
 -- extend: KEYS[1] = record; ARGV = offset, fence, lease ms. Returns 1 if renewed, 0 otherwise.
--- Keeps the retention past the lease (expiresAt - leaseExpiry) the claim asked for.
+-- Keeps the retention past the lease (expiresAt - leaseExpiry) the claim asked for; a PEXPIREAT
+-- only when the key must live longer than it already does.
 local key = KEYS[1]
 local r = redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt')
 if r[1] ~= 'CLAIMED' or r[2] ~= ARGV[2] then
   return 0
 end
-local retention = tonumber(r[4]) - tonumber(r[3])
+local storedExpiry = tonumber(r[4])
 local leaseExpiry = now_ms() + tonumber(ARGV[3])
-local expiresAt = leaseExpiry + retention
-redis.call('HSET', key, 'leaseExpiry', int(leaseExpiry), 'expiresAt', int(expiresAt))
-redis.call('PEXPIREAT', key, int(expiresAt))
+local expiresAt = leaseExpiry + storedExpiry - tonumber(r[3])
+local expiresText = int(expiresAt)
+redis.call('HSET', key, 'leaseExpiry', int(leaseExpiry), 'expiresAt', expiresText)
+if expiresAt > storedExpiry then
+  redis.call('PEXPIREAT', key, expiresText)
+end
 return 1

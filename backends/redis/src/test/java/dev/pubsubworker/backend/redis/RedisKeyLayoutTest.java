@@ -120,11 +120,24 @@ class RedisKeyLayoutTest {
       backend.release(c);
       assertThat(pexpireTime(s, key)).isEqualTo(expiresAt(backend, key));
       Claim again = ((ClaimResult.Won) backend.claim(key, LEASE, "t2")).claim();
+      long claimedUntil = pexpireTime(s, key);
+      assertThat(claimedUntil).isEqualTo(expiresAt(backend, key));
       assertThat(backend.complete(again, TTL)).isTrue();
       long done = expiresAt(backend, key);
-      assertThat(pexpireTime(s, key)).isEqualTo(done);
       assertThat(done - backend.inspect(key).orElseThrow().observedAt().toEpochMilli())
           .isBetween(TTL.toMillis() - 5_000, TTL.toMillis());
+      // Completed within the lease: the window ends before the key's expiry, which stays (one
+      // PEXPIREAT less); Redis reaps the record a little after expiresAt, never before.
+      assertThat(done).isLessThanOrEqualTo(claimedUntil);
+      assertThat(pexpireTime(s, key)).isEqualTo(claimedUntil);
+      // A window that ends after the key's expiry moves it.
+      String longer = "longer-" + UUID.randomUUID();
+      Claim shortClaim =
+          ((ClaimResult.Won)
+                  backend.claim(new ClaimRequest(longer, LEASE, Duration.ofMillis(1), "t", null)))
+              .claim();
+      assertThat(backend.complete(shortClaim, TTL)).isTrue();
+      assertThat(pexpireTime(s, longer)).isEqualTo(expiresAt(backend, longer));
 
       // With a real (tiny) window, Redis itself removes the record: no purge, no sweeper.
       String shortLived = "short-" + UUID.randomUUID();

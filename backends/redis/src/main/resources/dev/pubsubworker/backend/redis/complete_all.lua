@@ -1,0 +1,22 @@
+-- completeAll: KEYS = records (distinct; on a cluster all in one slot); ARGV = offset, then two
+-- per key: fence, ttl ms.
+-- Returns one reply per key, in order: complete_entry's 1 or 0, or {-1, error code} if a command
+-- failed on that key; such an entry wrote nothing, and the others go on. TIME at most once.
+local now
+local function clock()
+  if not now then
+    now = now_ms()
+  end
+  return now
+end
+local replies = {}
+for i, key in ipairs(KEYS) do
+  local a = 1 + (i - 1) * 2
+  local ok, reply = pcall(complete_entry, key, ARGV[a + 1], tonumber(ARGV[a + 2]), clock)
+  if ok then
+    replies[i] = reply
+  else
+    replies[i] = {-1, error_code(reply)}
+  end
+end
+return replies
