@@ -35,6 +35,9 @@ import java.time.Duration;
  * @param maxAckExtensionPerCall the longest single ack-deadline extension the client asks for:
  *     bounds how long Pub/Sub holds a message after its worker died (10s to 600s, above {@code
  *     minAckExtension})
+ * @param inProgressMaxWait how long a delivery whose key is held (by another claim, or by a
+ *     delivery of this process) waits, parked, before it is nacked; zero nacks at once. At most
+ *     {@code maxAckExtension}
  */
 public record SubscriptionConfig(
     String id,
@@ -58,7 +61,8 @@ public record SubscriptionConfig(
     int executorThreads,
     Duration maxAckExtension,
     Duration minAckExtension,
-    Duration maxAckExtensionPerCall) {
+    Duration maxAckExtensionPerCall,
+    Duration inProgressMaxWait) {
 
   /**
    * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +

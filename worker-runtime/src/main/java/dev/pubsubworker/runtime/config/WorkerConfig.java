@@ -401,6 +401,17 @@ public record WorkerConfig(
               + "), as the client library requires, but was "
               + maxAckPerCall);
     }
+    Duration inProgressMaxWait = r.duration("in-progress-max-wait", Duration.ZERO);
+    if (!r.failed("in-progress-max-wait")
+        && !r.failed("max-ack-extension")
+        && inProgressMaxWait.compareTo(maxAck) > 0) {
+      r.problem(
+          "in-progress-max-wait",
+          "must be at most max-ack-extension ("
+              + SettingsReader.human(maxAck)
+              + "), which bounds how long the client keeps a parked message, but was "
+              + SettingsReader.human(inProgressMaxWait));
+    }
     r.skip("name");
     r.skip("handler");
     return new SubscriptionConfig(
@@ -425,7 +436,8 @@ public record WorkerConfig(
         threads,
         maxAck,
         minAck,
-        maxAckPerCall);
+        maxAckPerCall,
+        inProgressMaxWait);
   }
 
   /** {@code key-namespace}, or the subscription id when it is empty; checked to have no ':'. */

@@ -10,10 +10,14 @@ import java.util.Optional;
  * @param deadLetterTopic the dead-letter topic, if the subscription has a dead-letter policy
  * @param maxDeliveryAttempts the policy's maximum delivery attempts, 0 without a policy
  * @param ackDeadlineSeconds the subscription's ack deadline, 0 if not read
+ * @param messageOrdering whether message ordering is on; assumed on when the subscription could not
+ *     be read (deliveries with an ordering key then wait behind each other in this process, which
+ *     keeps the order either way)
  */
 public record SubscriptionFacts(
     String path,
     boolean exactlyOnce,
     Optional<String> deadLetterTopic,
     int maxDeliveryAttempts,
-    int ackDeadlineSeconds) {}
+    int ackDeadlineSeconds,
+    boolean messageOrdering) {}

@@ -63,7 +63,8 @@ public final class SubscriptionProbe {
           exactlyOnce,
           dlq,
           dlq.isPresent() ? s.getDeadLetterPolicy().getMaxDeliveryAttempts() : 0,
-          s.getAckDeadlineSeconds());
+          s.getAckDeadlineSeconds(),
+          s.getEnableMessageOrdering());
     } catch (ApiException e) {
       StatusCode.Code code = e.getStatusCode().getCode();
       if (code == StatusCode.Code.NOT_FOUND) {
@@ -78,7 +79,7 @@ public final class SubscriptionProbe {
             config.id(),
             path,
             assumed ? "on" : "off");
-        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0);
+        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0, true);
       }
       throw new SubscriptionUnavailableException(
           "subscription " + config.id() + ": cannot read " + path + " (" + code + ")", e);
