@@ -12,6 +12,10 @@ final class DemoStats implements DispatchListener {
   final AtomicInteger processed = new AtomicInteger();
   final AtomicInteger duplicates = new AtomicInteger();
   final AtomicInteger heldElsewhere = new AtomicInteger();
+  final AtomicInteger parked = new AtomicInteger();
+  final AtomicInteger parkedThenProcessed = new AtomicInteger();
+  final AtomicInteger parkedThenDuplicate = new AtomicInteger();
+  final AtomicInteger parkedTimeouts = new AtomicInteger();
   final AtomicInteger failed = new AtomicInteger();
   final AtomicInteger other = new AtomicInteger();
   final AtomicInteger inFlight = new AtomicInteger();
@@ -25,7 +29,16 @@ final class DemoStats implements DispatchListener {
   public void settled(String subscription, Outcome outcome, Duration handlerTime) {
     switch (outcome) {
       case PROCESSED, UNGUARDED -> processed.incrementAndGet();
+      case PARKED_THEN_PROCESSED -> {
+        processed.incrementAndGet();
+        parkedThenProcessed.incrementAndGet();
+      }
       case DUPLICATE -> duplicates.incrementAndGet();
+      case PARKED_THEN_DUPLICATE -> {
+        duplicates.incrementAndGet();
+        parkedThenDuplicate.incrementAndGet();
+      }
+      case PARKED_TIMEOUT -> parkedTimeouts.incrementAndGet();
       case IN_PROGRESS -> heldElsewhere.incrementAndGet();
       case FAILED -> failed.incrementAndGet();
       default -> other.incrementAndGet();
@@ -33,11 +46,20 @@ final class DemoStats implements DispatchListener {
   }
 
   @Override
+  public void parkedSettled(String subscription, Outcome outcome, Duration waited) {
+    parked.incrementAndGet();
+  }
+
+  @Override
   public void inFlight(String subscription, int delta) {
     inFlight.addAndGet(delta);
   }
 
-  /** Nacked deliveries: they come back as redeliveries. */
+  /**
+   * Deliveries nacked because something failed (a placement, the lock store, ...): they come back
+   * as redeliveries. Waiting for a held key is not a failure: parked deliveries are counted apart
+   * ({@link #parked}), and so are their timeouts.
+   */
   int retried() {
     return heldElsewhere.get() + failed.get() + other.get();
   }
