@@ -179,7 +179,8 @@ public final class Demo {
             .backend()
             .claim(
                 new ClaimRequest(
-                    "orders:" + id,
+                    // The key the worker stores: the subscription's namespace, then the template.
+                    config.subscriptions().get("orders").storedKey("orders:" + id),
                     LEASE,
                     Duration.ofHours(24),
                     "crashed-" + UUID.randomUUID(),
