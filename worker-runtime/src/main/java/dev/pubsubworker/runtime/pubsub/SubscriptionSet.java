@@ -26,10 +26,10 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>From its first instant no delivery starts: the dispatcher nacks every delivery that reaches
- *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}), and every
- *       delivery parked or queued locally behind its key is nacked at once, unrun.
- *   <li>Pulling stops (the streams are closed), and the deliveries already waiting for a handler
- *       thread are nacked at once on the stopping thread.
+ *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
+ *   <li>Pulling stops (the streams are closed), and the deliveries that have not started are nacked
+ *       at once: those parked or queued locally behind their key, and those waiting for a handler
+ *       thread (on the stopping thread).
  *   <li>The handlers already running get the grace period.
  *   <li>At the grace, every handler still running is abandoned: its claim is released through
  *       {@link IdempotencyGuard#abandon} (the key is reclaimable at once and the claim can never
@@ -213,13 +213,14 @@ public final class SubscriptionSet {
   public StopSummary stop(Duration grace) {
     long graceEnds = System.nanoTime() + grace.toNanos();
     int runningAtStop = inFlight.beginStop();
-    // Parked and locally queued deliveries have not started: nacked now, they never run.
+    // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
+    runners.forEach(SubscriptionRunner::stopAsync);
+    // Parked and locally queued deliveries have not started: nacked now, they never run (a retry
+    // that comes due meanwhile finds the stop begun and is nacked unrun as well).
     int releasedWaiting = 0;
     for (GuardedDispatcher d : dispatchers) {
       releasedWaiting += d.releaseWaiting();
     }
-    // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
-    runners.forEach(SubscriptionRunner::stopAsync);
     for (SubscriptionRunner r : runners) {
       r.flushQueued();
     }
