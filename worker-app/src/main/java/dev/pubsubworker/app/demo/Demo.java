@@ -179,7 +179,8 @@ public final class Demo {
             .backend()
             .claim(
                 new ClaimRequest(
-                    "orders:" + id,
+                    // The key the worker stores: the subscription's namespace, then the template.
+                    config.subscriptions().get("orders").storedKey("orders:" + id),
                     LEASE,
                     Duration.ofHours(24),
                     "crashed-" + UUID.randomUUID(),
@@ -268,14 +269,25 @@ public final class Demo {
         stats.delivered.get() + " (" + (stats.delivered.get() - publishes) + " redeliveries)");
     row("effects (orders placed)", sink.ledger.totalPlacements());
     row("duplicates skipped", stats.duplicates.get());
+    int otherNacks = stats.retried() - stats.failed.get();
     row(
         "retried (nacked)",
         stats.retried()
             + " ("
             + stats.failed.get()
-            + " failed placements, "
-            + stats.heldElsewhere.get()
-            + " held by another claim)");
+            + " failed placements"
+            + (otherNacks == 0 ? "" : ", " + otherNacks + " other failures")
+            + ")");
+    row(
+        "parked (waited for a key)",
+        stats.parked.get()
+            + " ("
+            + stats.parkedThenProcessed.get()
+            + " then processed, "
+            + stats.parkedThenDuplicate.get()
+            + " then duplicates, "
+            + stats.parkedTimeouts.get()
+            + " timed out and nacked)");
     row("doubled effects", doubled);
     row("lost orders", lost);
     row("exactly-once", held ? "HELD" : "VIOLATED");

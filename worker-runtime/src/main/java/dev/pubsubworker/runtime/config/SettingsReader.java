@@ -207,7 +207,7 @@ final class SettingsReader {
             key,
             (min.equals(Duration.ofNanos(1))
                     ? "must be a positive duration"
-                    : "must be at least " + human(min))
+                    : min.isZero() ? "must not be negative" : "must be at least " + human(min))
                 + ", but was '"
                 + unwrapped(raw)
                 + "'");

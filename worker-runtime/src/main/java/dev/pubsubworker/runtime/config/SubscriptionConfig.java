@@ -42,6 +42,9 @@ import java.util.Optional;
  *     subclass matches too. Resolved through the handler's class loader when the worker is built
  * @param deadLetterTopic where terminal failures are published, as {@code projects/P/topics/T},
  *     overriding the subscription's dead-letter policy topic; empty to use that policy's topic
+ * @param inProgressMaxWait how long a delivery whose key is held (by another claim, or by a
+ *     delivery of this process) waits, parked, before it is nacked; zero nacks at once. At most
+ *     {@code maxAckExtension}
  */
 public record SubscriptionConfig(
     String id,
@@ -67,7 +70,8 @@ public record SubscriptionConfig(
     Duration minAckExtension,
     Duration maxAckExtensionPerCall,
     List<String> poisonExceptions,
-    Optional<String> deadLetterTopic) {
+    Optional<String> deadLetterTopic,
+    Duration inProgressMaxWait) {
 
   /**
    * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +

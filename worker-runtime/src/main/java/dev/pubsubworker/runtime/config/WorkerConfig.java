@@ -449,6 +449,17 @@ public record WorkerConfig(
       }
     }
     Optional<String> deadLetterTopic = deadLetterTopic(r, projectId);
+    Duration inProgressMaxWait = r.duration("in-progress-max-wait", Duration.ZERO);
+    if (!r.failed("in-progress-max-wait")
+        && !r.failed("max-ack-extension")
+        && inProgressMaxWait.compareTo(maxAck) > 0) {
+      r.problem(
+          "in-progress-max-wait",
+          "must be at most max-ack-extension ("
+              + SettingsReader.human(maxAck)
+              + "), which bounds how long the client keeps a parked message, but was "
+              + SettingsReader.human(inProgressMaxWait));
+    }
     r.skip("name");
     r.skip("handler");
     return new SubscriptionConfig(
@@ -475,7 +486,8 @@ public record WorkerConfig(
         minAck,
         maxAckPerCall,
         poisonExceptions,
-        deadLetterTopic);
+        deadLetterTopic,
+        inProgressMaxWait);
   }
 
   /**

@@ -36,6 +36,19 @@ public final class MetricNames {
   public static final String MESSAGES_IN_FLIGHT = PREFIX + "messages.in.flight";
 
   /**
+   * Gauge, tag {@link #SUBSCRIPTION}: deliveries that wait without a thread, parked (their key held
+   * by another claim) or queued locally behind a delivery of the same key.
+   */
+  public static final String MESSAGES_PARKED = PREFIX + "messages.parked";
+
+  /**
+   * Timer with histogram buckets, tags {@link #SUBSCRIPTION} and {@link #OUTCOME}: how long a
+   * delivery that waited (parked or queued locally) waited, from when it began to wait until it was
+   * settled.
+   */
+  public static final String PARKED_WAIT = PREFIX + "parked.wait";
+
+  /**
    * Counter, tags {@link #SUBSCRIPTION} and {@link #RESPONSE}: the results of acks on subscriptions
    * with exactly-once delivery.
    */

@@ -127,6 +127,21 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
   }
 
   @Override
+  public void parked(String subscription, int delta) {
+    safely(() -> meters(subscription).parked.addAndGet(delta));
+  }
+
+  @Override
+  public void parkedSettled(String subscription, Outcome outcome, Duration waited) {
+    safely(
+        () -> {
+          if (waited != null && !waited.isNegative()) {
+            meters(subscription).parkedWaitTimer(outcome).record(waited);
+          }
+        });
+  }
+
+  @Override
   public void ackResponse(String subscription, AckResponse response) {
     safely(
         () ->
@@ -273,6 +288,8 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     final Map<Outcome, Counter> settled = new EnumMap<>(Outcome.class);
     final Map<Outcome, Timer> handlerTimers = new ConcurrentHashMap<>();
     final AtomicInteger inFlight = new AtomicInteger();
+    final AtomicInteger parked = new AtomicInteger();
+    final Map<Outcome, Timer> parkedWaitTimers = new ConcurrentHashMap<>();
     final Map<AckResponse, Counter> ackResponses = new EnumMap<>(AckResponse.class);
     final Counter firstClaims;
     final Counter reclaims;
@@ -299,6 +316,10 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
       }
       Gauge.builder(MetricNames.MESSAGES_IN_FLIGHT, inFlight, AtomicInteger::get)
           .description("Deliveries whose handling is in progress")
+          .tag(MetricNames.SUBSCRIPTION, subscription)
+          .register(registry);
+      Gauge.builder(MetricNames.MESSAGES_PARKED, parked, AtomicInteger::get)
+          .description("Deliveries parked or queued locally behind their key, holding no thread")
           .tag(MetricNames.SUBSCRIPTION, subscription)
           .register(registry);
       for (AckResponse r : AckResponse.values()) {
@@ -344,6 +365,18 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
           o ->
               Timer.builder(MetricNames.HANDLER_DURATION)
                   .description("Time from dispatch to settlement of one delivery")
+                  .tag(MetricNames.SUBSCRIPTION, subscription)
+                  .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
+                  .serviceLevelObjectives(HANDLER_BUCKETS)
+                  .register(registry));
+    }
+
+    Timer parkedWaitTimer(Outcome outcome) {
+      return parkedWaitTimers.computeIfAbsent(
+          outcome,
+          o ->
+              Timer.builder(MetricNames.PARKED_WAIT)
+                  .description("Time a delivery waited, parked or queued, until it was settled")
                   .tag(MetricNames.SUBSCRIPTION, subscription)
                   .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
                   .serviceLevelObjectives(HANDLER_BUCKETS)

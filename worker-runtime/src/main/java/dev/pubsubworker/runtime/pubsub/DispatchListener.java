@@ -22,6 +22,19 @@ public interface DispatchListener {
   /** The number of messages of {@code subscription} whose handling is in progress changed. */
   default void inFlight(String subscription, int delta) {}
 
+  /**
+   * The number of deliveries of {@code subscription} that wait without a thread changed: parked
+   * (their key held by another claim, the claim retried later) or queued locally behind a delivery
+   * of the same key.
+   */
+  default void parked(String subscription, int delta) {}
+
+  /**
+   * A delivery that waited (parked or queued locally) was settled, {@code waited} after it first
+   * began to wait; its outcome is reported to {@link #settled} as well.
+   */
+  default void parkedSettled(String subscription, Outcome outcome, Duration waited) {}
+
   /** An exactly-once ack completed with {@code response}. */
   default void ackResponse(String subscription, AckResponse response) {}
 

@@ -20,8 +20,25 @@ import dev.pubsubworker.runtime.observability.MdcKeys;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.Executor;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.DoubleSupplier;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +52,14 @@ import org.slf4j.MDC;
  *   <caption>Outcome to acknowledgement</caption>
  *   <tr><th>outcome</th><th>reply</th></tr>
  *   <tr><td>handler returned, or Duplicate</td><td>ack</td></tr>
- *   <tr><td>key in progress elsewhere</td><td>nack, WARN with the delivery attempt</td></tr>
+ *   <tr><td>key held by another live claim</td><td>park: no reply yet, the claim retried later
+ *       (see below); then ack as {@code parked-then-duplicate} or run and ack as {@code
+ *       parked-then-processed}; nack ({@code parked-timeout}, WARN) only after {@code
+ *       in-progress-max-wait}</td></tr>
+ *   <tr><td>key already running or parked in this process</td><td>queued locally behind it (FIFO
+ *       per key), then as above</td></tr>
+ *   <tr><td>key held elsewhere with {@code in-progress-max-wait = 0s}, or a mutex over a DONE
+ *       key</td><td>nack, WARN with the delivery attempt</td></tr>
  *   <tr><td>handler threw</td><td>nack, the error logged once</td></tr>
  *   <tr><td>handler threw a terminal exception ({@link TerminalFailures})</td>
  *       <td>published to the dead-letter topic, then ack ({@link DeadLetters})</td></tr>
@@ -44,11 +68,22 @@ import org.slf4j.MDC;
  *   <tr><td>complete failed / fenced out after success</td><td>ack, ERROR for alerting</td></tr>
  *   <tr><td>fenced out at a transactional commit (rolled back)</td><td>ack, no alert</td></tr>
  *   <tr><td>lock store failed before the handler</td><td>nack, ERROR</td></tr>
- *   <tr><td>arrived after the worker began stopping</td><td>nack, nothing runs</td></tr>
+ *   <tr><td>arrived after the worker began stopping, or parked / queued when it
+ *       began</td><td>nack, nothing runs</td></tr>
  * </table>
  *
- * Lines that an outage or a poison message would repeat endlessly (store failures per cause class,
- * unkeyed messages, handler failures per exception class) are written once per {@link
+ * <p><b>Parking.</b> A parked delivery holds no thread: the Subscriber keeps it outstanding (it
+ * extends its ack deadline and counts it against flow control), a timer retries its claim after a
+ * {@link ParkBackoff} delay (never later than the holder's lease expiry plus jitter), and the retry
+ * runs on one of the subscription's handler threads. Deliveries of a key this process is already
+ * running or has parked wait in a FIFO line behind it, with no store call; when the head settles,
+ * the next one is handed to a handler thread. Each waiting delivery has its own deadline, {@code
+ * in-progress-max-wait} after it began to wait. Lines are bounded by flow control: every waiting
+ * delivery is one of the subscription's outstanding messages. {@link #releaseWaiting} nacks every
+ * waiting delivery when the worker begins stopping. One INFO line per parked delivery at most.
+ *
+ * <p>Lines that an outage or a poison message would repeat endlessly (store failures per cause
+ * class, unkeyed messages, handler failures per exception class) are written once per {@link
  * #REPEAT_INTERVAL} per kind, with the count held back since; the rest go to DEBUG.
  *
  * <p>With exactly-once delivery every ack's {@link AckResponse} is logged if not SUCCESSFUL and
@@ -61,6 +96,88 @@ final class GuardedDispatcher {
 
   private static final Logger log = LoggerFactory.getLogger(GuardedDispatcher.class);
 
+  /**
+   * What parking needs: a timer that only hands retries over, the subscription's handler threads
+   * that run them, a clock for deadlines and lease expiries, and the jitter's source.
+   *
+   * @param timer schedules a task after a delay; returns what cancels it
+   * @param handlers runs a retry or the next delivery of a line (the subscription's handler pools)
+   * @param clock deadlines and lease expiries are measured on it
+   * @param random numbers in [0, 1) for the backoff's jitter
+   */
+  record Parking(Timer timer, Executor handlers, Clock clock, DoubleSupplier random) {
+
+    /** Schedules {@code task} after {@code delay}; the returned future cancels it. */
+    @FunctionalInterface
+    interface Timer {
+      Future<?> schedule(Runnable task, Duration delay);
+    }
+
+    /** A timer on {@code scheduler}; retries run on {@code handlers}. */
+    static Parking on(ScheduledExecutorService scheduler, Executor handlers) {
+      return new Parking(
+          (task, delay) -> scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS),
+          handlers,
+          Clock.systemUTC(),
+          () -> ThreadLocalRandom.current().nextDouble());
+    }
+  }
+
+  /** Where a delivery is; guarded by {@link #lines}. */
+  private enum State {
+    /** On a handler thread (or about to be: the first run, on the receiver's thread). */
+    RUNNING,
+    /** In its key's line behind the head, waiting for it to settle. */
+    QUEUED,
+    /** The line's head, waiting for its retry (on the timer or for a handler thread). */
+    PARKED,
+    /** Settled, or about to be by whoever moved it here. */
+    DONE
+  }
+
+  /** One delivery across its runs and waits. */
+  private static final class Delivery {
+    final InboundMessage message;
+    final Reply reply;
+    final AtomicBoolean settled = new AtomicBoolean();
+
+    /** The line it joined; null when it joined none (no parking, no key, stopping). */
+    String line;
+
+    /** Its stored (lock) key, once resolved; for log lines. */
+    volatile String lockKey;
+
+    /** The lease expiry of the claim that held the key at its last run, if it was held. */
+    volatile Instant heldUntil;
+
+    volatile boolean heldByOther;
+
+    /** Follows it from receipt to settlement (tracing). */
+    volatile DeliveryObserver observer = DeliveryObserver.NONE;
+
+    // Guarded by lines:
+    State state = State.RUNNING;
+    long waitStartedMillis = -1;
+    long deadlineMillis;
+    int polls;
+    boolean logged;
+    boolean waiting;
+    Future<?> timer;
+
+    Delivery(InboundMessage message, Reply reply) {
+      this.message = message;
+      this.reply = reply;
+    }
+
+    boolean settle() {
+      return settled.compareAndSet(false, true);
+    }
+
+    boolean waited() {
+      return waitStartedMillis >= 0;
+    }
+  }
+
   private final SubscriptionConfig config;
   private final MessageHandler handler;
   private final IdempotencyGuard guard;
@@ -71,6 +188,15 @@ final class GuardedDispatcher {
   private final RepeatLimiter repeats;
   private final TerminalFailures terminal;
   private final DeadLetters deadLetters;
+  private final Parking parking;
+  private final boolean parks;
+  private final boolean messageOrdering;
+
+  /** Each key's line: the head (running or parked) first, then the queued deliveries. */
+  private final Map<String, Deque<Delivery>> lines = new HashMap<>();
+
+  // Guarded by lines.
+  private boolean stopping;
 
   GuardedDispatcher(
       SubscriptionConfig config,
@@ -106,12 +232,15 @@ final class GuardedDispatcher {
         keyLogFormat,
         repeats,
         TerminalFailures.poisonOnly(),
-        DeadLetters.none(config.id(), repeats));
+        DeadLetters.none(config.id(), repeats),
+        Parking.on(SharedTimer.INSTANCE, ForkJoinPool.commonPool()),
+        true);
   }
 
   /**
    * A dispatcher whose terminal failures ({@code terminal}; a missing or invalid key when fail
-   * closed) go to {@code deadLetters}.
+   * closed) go to {@code deadLetters}, and whose deliveries of a held key wait with {@code parking}
+   * (in lines per ordering key when {@code messageOrdering} is on).
    */
   GuardedDispatcher(
       SubscriptionConfig config,
@@ -122,7 +251,9 @@ final class GuardedDispatcher {
       UnaryOperator<String> keyLogFormat,
       RepeatLimiter repeats,
       TerminalFailures terminal,
-      DeadLetters deadLetters) {
+      DeadLetters deadLetters,
+      Parking parking,
+      boolean messageOrdering) {
     this.repeats = repeats;
     this.terminal = terminal;
     this.deadLetters = deadLetters;
@@ -132,6 +263,9 @@ final class GuardedDispatcher {
     this.listener = listener;
     this.inFlight = inFlight;
     this.keyLogFormat = keyLogFormat;
+    this.parking = parking;
+    this.messageOrdering = messageOrdering;
+    this.parks = config.guard() != GuardMode.NONE && !config.inProgressMaxWait().isZero();
     CallOptions o =
         CallOptions.defaults()
             .lease(config.lease())
@@ -143,55 +277,70 @@ final class GuardedDispatcher {
   }
 
   /**
-   * Handles one delivery on the calling (handler) thread and settles it. Once the worker has begun
-   * stopping, a delivery is nacked at once without running anything ({@link
-   * Outcome#REFUSED_AT_SHUTDOWN}).
+   * Handles one delivery on the calling (handler) thread: runs it and settles it, or parks it or
+   * queues it behind its key's line and returns without settling (a timer or the line's head
+   * settles it later). Once the worker has begun stopping, a delivery is nacked at once without
+   * running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
    */
   void dispatch(PubsubMessage pubsub, Reply reply) {
     listener.received(config.id());
-    InFlight.Entry entry = new InFlight.Entry(config.id(), Thread.currentThread(), reply);
-    long id = inFlight.add(entry);
-    if (id == InFlight.REFUSED) {
-      // Counted by InFlight and reported in one line by the stop, not one line per delivery.
-      reply.nack();
-      listener.settled(config.id(), Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
-      return;
+    Delivery d = new Delivery(toInbound(pubsub), reply);
+    d.observer = listener.deliveryStarted(config.id(), pubsub);
+    if (parks && !lineUp(d)) {
+      return; // queued behind its key's head; handed to a handler thread when its turn comes
     }
-    InboundMessage message = toInbound(pubsub);
-    listener.inFlight(config.id(), 1);
-    MDC.put(MdcKeys.SUBSCRIPTION, config.id());
-    MDC.put(MdcKeys.MESSAGE_ID, message.messageId());
-    MDC.put(MdcKeys.DELIVERY_ATTEMPT, Integer.toString(message.deliveryAttempt()));
-    entry.observer = listener.deliveryStarted(config.id(), pubsub);
-    long started = System.nanoTime();
-    Outcome outcome = Outcome.FAILED;
-    DeliveryObserver.Scope traced = entry.observer.activate();
-    try {
-      outcome = run(message, entry);
-    } catch (Error e) {
-      outcome = Outcome.FAILED;
-      throw e;
-    } finally {
-      Duration took = Duration.ofNanos(System.nanoTime() - started);
-      if (entry.settle()) {
-        if (outcome.acked()) {
-          reply.ack();
-        } else {
-          reply.nack();
+    attempt(d);
+  }
+
+  /**
+   * Nacks every delivery that waits (parked or queued locally) and makes every later wait a nack:
+   * they have not started, so they must not run once the worker stops (SPEC §6 "Shutdown"). Call
+   * after {@link InFlight#beginStop()}.
+   *
+   * @return how many deliveries were nacked
+   */
+  int releaseWaiting() {
+    List<Delivery> released = new ArrayList<>();
+    synchronized (lines) {
+      stopping = true;
+      for (Iterator<Deque<Delivery>> it = lines.values().iterator(); it.hasNext(); ) {
+        Deque<Delivery> line = it.next();
+        for (Iterator<Delivery> li = line.iterator(); li.hasNext(); ) {
+          Delivery d = li.next();
+          if (d.state == State.QUEUED || d.state == State.PARKED) {
+            leave(d);
+            li.remove();
+            released.add(d);
+          }
         }
-        listener.settled(config.id(), outcome, took);
-        entry.observer.settled(outcome);
-      } else {
-        entry.observer.settled(Outcome.ABANDONED);
+        if (line.isEmpty()) {
+          it.remove();
+        }
       }
-      traced.close();
-      inFlight.remove(id);
-      listener.inFlight(config.id(), -1);
-      MDC.remove(MdcKeys.SUBSCRIPTION);
-      MDC.remove(MdcKeys.MESSAGE_ID);
-      MDC.remove(MdcKeys.DELIVERY_ATTEMPT);
-      MDC.remove(MdcKeys.KEY);
-      MDC.remove(MdcKeys.FENCE);
+    }
+    int nacked = 0;
+    for (Delivery d : released) {
+      if (d.settle()) {
+        d.reply.nack();
+        listener.settled(config.id(), Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
+        listener.parkedSettled(config.id(), Outcome.REFUSED_AT_SHUTDOWN, waitedSoFar(d));
+        d.observer.settled(Outcome.REFUSED_AT_SHUTDOWN);
+        nacked++;
+      }
+    }
+    return nacked;
+  }
+
+  /** How many deliveries wait right now (parked or queued locally). */
+  int waiting() {
+    synchronized (lines) {
+      int n = 0;
+      for (Deque<Delivery> line : lines.values()) {
+        for (Delivery d : line) {
+          n += d.waiting ? 1 : 0;
+        }
+      }
+      return n;
     }
   }
 
@@ -208,7 +357,346 @@ final class GuardedDispatcher {
     }
   }
 
-  private Outcome run(InboundMessage message, InFlight.Entry entry) {
+  /**
+   * Puts {@code d} in its key's line.
+   *
+   * @return true if it heads the line (run it now), false if it was queued behind the head
+   */
+  private boolean lineUp(Delivery d) {
+    String k = lineKey(d);
+    if (k == null) {
+      return true; // no valid key: run() settles it as unkeyed
+    }
+    synchronized (lines) {
+      if (stopping) {
+        return true; // InFlight refuses it
+      }
+      d.line = k;
+      Deque<Delivery> line = lines.get(k);
+      if (line == null) {
+        line = new ArrayDeque<>();
+        line.add(d);
+        lines.put(k, line);
+        return true;
+      }
+      line.addLast(d);
+      d.state = State.QUEUED;
+      startWaiting(d);
+      d.timer = parking.timer().schedule(() -> queuedTimedOut(d), config.inProgressMaxWait());
+    }
+    log.debug(
+        "message {} (key {}) queued behind an earlier delivery of its {} in this process",
+        d.message.messageId(),
+        keyLogFormat.apply(d.lockKey),
+        k.equals(d.lockKey) ? "key" : "ordering key");
+    return false;
+  }
+
+  /**
+   * The line a delivery joins, or null if it has no (valid) key. With message ordering on, a
+   * delivery with an ordering key lines up behind the earlier deliveries of that ordering key: the
+   * client hands a key's next message to the receiver as soon as the previous call returns (its
+   * {@code SequentialExecutorService}), not when it is acked, so a parked message would otherwise
+   * be overtaken. Otherwise it lines up behind the deliveries of its lock key. Deliveries of one
+   * lock key in different lines still never overlap: the store parks the later one.
+   */
+  private String lineKey(Delivery d) {
+    InboundMessage message = d.message;
+    Optional<String> key =
+        config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
+    if (key.isEmpty()) {
+      return null;
+    }
+    String k = config.storedKey(key.get());
+    try {
+      guard.backend().validateKey(k);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+    d.lockKey = k;
+    if (messageOrdering && !message.orderingKey().isEmpty()) {
+      // "\n" never occurs in a stored key's namespace, so the two kinds of line never meet.
+      return "ordering-key\n" + message.orderingKey();
+    }
+    return k;
+  }
+
+  /** Runs {@code d} once on the calling thread; then settles it, or parks it again. */
+  private void attempt(Delivery d) {
+    InFlight.Entry entry =
+        new InFlight.Entry(config.id(), Thread.currentThread(), d.reply, d.settled);
+    entry.observer = d.observer;
+    long id = inFlight.add(entry);
+    if (id == InFlight.REFUSED) {
+      // Counted by InFlight and reported in one line by the stop, not one line per delivery.
+      settle(d, Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
+      return;
+    }
+    InboundMessage message = d.message;
+    listener.inFlight(config.id(), 1);
+    MDC.put(MdcKeys.SUBSCRIPTION, config.id());
+    MDC.put(MdcKeys.MESSAGE_ID, message.messageId());
+    MDC.put(MdcKeys.DELIVERY_ATTEMPT, Integer.toString(message.deliveryAttempt()));
+    long started = System.nanoTime();
+    Outcome outcome = Outcome.FAILED;
+    boolean parked = false;
+    DeliveryObserver.Scope traced = d.observer.activate();
+    try {
+      d.heldByOther = false;
+      outcome = run(d, entry);
+      if (outcome == Outcome.IN_PROGRESS && d.heldByOther && d.line != null) {
+        outcome = park(d);
+        parked = outcome == null;
+      }
+    } catch (Error e) {
+      outcome = Outcome.FAILED;
+      throw e;
+    } finally {
+      Duration took = Duration.ofNanos(System.nanoTime() - started);
+      if (!parked) {
+        // Once only: a delivery abandoned at shutdown was nacked already, and just leaves its line.
+        settle(d, outcome, took);
+      }
+      traced.close();
+      inFlight.remove(id);
+      listener.inFlight(config.id(), -1);
+      MDC.remove(MdcKeys.SUBSCRIPTION);
+      MDC.remove(MdcKeys.MESSAGE_ID);
+      MDC.remove(MdcKeys.DELIVERY_ATTEMPT);
+      MDC.remove(MdcKeys.KEY);
+      MDC.remove(MdcKeys.FENCE);
+    }
+  }
+
+  /**
+   * Acks or nacks {@code d} (once: a stop may have nacked it already), reports it, and hands its
+   * line to the next delivery of the key.
+   */
+  private void settle(Delivery d, Outcome outcome, Duration took) {
+    boolean waited;
+    synchronized (lines) {
+      waited = d.waited();
+    }
+    Outcome reported = waited ? afterWaiting(outcome) : outcome;
+    if (d.settle()) {
+      if (reported.acked()) {
+        d.reply.ack();
+      } else {
+        d.reply.nack();
+      }
+      listener.settled(config.id(), reported, took);
+      if (waited) {
+        listener.parkedSettled(config.id(), reported, waitedSoFar(d));
+      }
+      d.observer.settled(reported);
+    } else {
+      d.observer.settled(Outcome.ABANDONED);
+    }
+    finish(d);
+  }
+
+  private static Outcome afterWaiting(Outcome outcome) {
+    return switch (outcome) {
+      case PROCESSED -> Outcome.PARKED_THEN_PROCESSED;
+      case DUPLICATE -> Outcome.PARKED_THEN_DUPLICATE;
+      default -> outcome;
+    };
+  }
+
+  /** Takes {@code d} out of its line and hands the line to the next delivery, if any. */
+  private void finish(Delivery d) {
+    Delivery next = null;
+    synchronized (lines) {
+      leave(d);
+      if (d.line == null) {
+        return;
+      }
+      Deque<Delivery> line = lines.get(d.line);
+      if (line == null || !line.remove(d)) {
+        return;
+      }
+      next = line.peekFirst();
+      if (next == null) {
+        lines.remove(d.line);
+        return;
+      }
+      // The next one heads the line now: its own deadline still applies when it finds the key
+      // held; until a handler thread takes it, it waits (and a stop releases it) like a parked one.
+      if (next.timer != null) {
+        next.timer.cancel(false);
+        next.timer = null;
+      }
+      next.state = State.PARKED;
+    }
+    handOver(next);
+  }
+
+  /** Runs a line's head that waits on a handler thread of the subscription. */
+  private void handOver(Delivery d) {
+    try {
+      parking.handlers().execute(() -> resume(d));
+    } catch (RejectedExecutionException e) {
+      // The handler threads are gone: the subscriber is stopping.
+      boolean mine;
+      synchronized (lines) {
+        mine = d.state == State.PARKED;
+        if (mine) {
+          d.state = State.RUNNING;
+        }
+      }
+      if (mine) {
+        settle(d, Outcome.REFUSED_AT_SHUTDOWN, Duration.ZERO);
+      }
+    }
+  }
+
+  /** A waiting head's turn, on a handler thread: runs it unless a stop released it meanwhile. */
+  private void resume(Delivery d) {
+    synchronized (lines) {
+      if (d.state != State.PARKED) {
+        return;
+      }
+      d.state = State.RUNNING;
+      setWaiting(d, false);
+      d.timer = null;
+    }
+    attempt(d);
+  }
+
+  /**
+   * Parks {@code d}, whose key another claim holds, until its next retry.
+   *
+   * @return null if parked (nothing to settle now), else the outcome to settle it with: {@link
+   *     Outcome#PARKED_TIMEOUT} past its deadline, {@link Outcome#REFUSED_AT_SHUTDOWN} once
+   *     stopping
+   */
+  private Outcome park(Delivery d) {
+    boolean first;
+    boolean timedOut;
+    Duration delay;
+    synchronized (lines) {
+      if (stopping) {
+        return Outcome.REFUSED_AT_SHUTDOWN;
+      }
+      long now = parking.clock().millis();
+      if (!d.waited()) {
+        startWaiting(d);
+      }
+      timedOut = now >= d.deadlineMillis;
+    }
+    if (timedOut) {
+      log.warn(
+          "message {} waited {} (in-progress-max-wait) for key {}, still held by another claim"
+              + " until {}; nacked for a later retry (attempt {})",
+          d.message.messageId(),
+          config.inProgressMaxWait(),
+          keyLogFormat.apply(d.lockKey),
+          d.heldUntil == null ? "?" : d.heldUntil,
+          attempt(d.message));
+      return Outcome.PARKED_TIMEOUT;
+    }
+    synchronized (lines) {
+      if (stopping) {
+        return Outcome.REFUSED_AT_SHUTDOWN;
+      }
+      long now = parking.clock().millis();
+      Duration untilExpiry =
+          d.heldUntil == null ? null : Duration.ofMillis(d.heldUntil.toEpochMilli() - now);
+      delay =
+          ParkBackoff.delay(
+              d.polls++,
+              untilExpiry,
+              Duration.ofMillis(d.deadlineMillis - now),
+              parking.random().getAsDouble());
+      d.state = State.PARKED;
+      setWaiting(d, true);
+      first = !d.logged;
+      d.logged = true;
+      d.timer = parking.timer().schedule(() -> handOver(d), delay);
+    }
+    if (first) {
+      log.info(
+          "key {} is held by another claim until {}; message {} (attempt {}) parked: its claim is"
+              + " retried until the lease ends, for at most {}",
+          keyLogFormat.apply(d.lockKey),
+          d.heldUntil == null ? "?" : d.heldUntil,
+          d.message.messageId(),
+          attempt(d.message),
+          config.inProgressMaxWait());
+    } else {
+      log.debug(
+          "key {} still held; message {} retries its claim in {}",
+          keyLogFormat.apply(d.lockKey),
+          d.message.messageId(),
+          delay);
+    }
+    return null;
+  }
+
+  /** A queued delivery's deadline passed before its turn came: nacked, out of its line. */
+  private void queuedTimedOut(Delivery d) {
+    synchronized (lines) {
+      if (d.state != State.QUEUED) {
+        return;
+      }
+      leave(d);
+      Deque<Delivery> line = lines.get(d.line);
+      if (line != null) {
+        line.remove(d);
+      }
+      d.timer = null;
+    }
+    if (d.settle()) {
+      log.warn(
+          "message {} (key {}) waited {} (in-progress-max-wait) behind an earlier delivery in this"
+              + " process; nacked for a later retry (attempt {})",
+          d.message.messageId(),
+          keyLogFormat.apply(d.lockKey),
+          config.inProgressMaxWait(),
+          attempt(d.message));
+      d.reply.nack();
+      listener.settled(config.id(), Outcome.PARKED_TIMEOUT, Duration.ZERO);
+      listener.parkedSettled(config.id(), Outcome.PARKED_TIMEOUT, waitedSoFar(d));
+      d.observer.settled(Outcome.PARKED_TIMEOUT);
+    }
+  }
+
+  /** Starts {@code d}'s wait and deadline; guarded by lines. */
+  private void startWaiting(Delivery d) {
+    d.waitStartedMillis = parking.clock().millis();
+    d.deadlineMillis = d.waitStartedMillis + config.inProgressMaxWait().toMillis();
+    setWaiting(d, true);
+  }
+
+  /** Marks {@code d} settled or about to be: no longer waiting, its timer cancelled. */
+  private void leave(Delivery d) {
+    d.state = State.DONE;
+    setWaiting(d, false);
+    if (d.timer != null) {
+      d.timer.cancel(false);
+      d.timer = null;
+    }
+  }
+
+  private void setWaiting(Delivery d, boolean waiting) {
+    if (d.waiting != waiting) {
+      d.waiting = waiting;
+      listener.parked(config.id(), waiting ? 1 : -1);
+    }
+  }
+
+  private Duration waitedSoFar(Delivery d) {
+    long started;
+    synchronized (lines) {
+      started = d.waitStartedMillis;
+    }
+    return started < 0
+        ? Duration.ZERO
+        : Duration.ofMillis(Math.max(0, parking.clock().millis() - started));
+  }
+
+  private Outcome run(Delivery d, InFlight.Entry entry) {
+    InboundMessage message = d.message;
     if (config.guard() == GuardMode.NONE) {
       return runUnguarded(message, entry);
     }
@@ -250,16 +738,7 @@ final class GuardedDispatcher {
       log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(k));
       return Outcome.DUPLICATE;
     } catch (KeyInProgressException e) {
-      log.warn(
-          "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
-              + " later retry",
-          keyLogFormat.apply(k),
-          e.reason() == KeyInProgressException.Reason.DONE
-              ? "DONE, and a mutex never runs over a completed key"
-              : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
-          attempt(message),
-          message.messageId());
-      return Outcome.IN_PROGRESS;
+      return inProgress(d, k, e);
     } catch (FingerprintMismatchException e) {
       log.warn(
           "message {} reuses key {} for a different payload; rejected and nacked (attempt {})",
@@ -274,6 +753,39 @@ final class GuardedDispatcher {
       // The guard released the claim before rethrowing, so a corrected republish can run.
       return handlerFailed(message, entry, e);
     }
+  }
+
+  /**
+   * The key is not available: held by another claim (parked by the caller when the delivery lines
+   * up, the old nack with a WARN when parking is off), or DONE under a mutex (nacked, WARN).
+   */
+  private Outcome inProgress(Delivery d, String k, KeyInProgressException e) {
+    if (e.reason() == KeyInProgressException.Reason.HELD_BY_OTHER && d.line != null) {
+      d.heldUntil = e.leaseExpiry().orElse(null);
+      d.heldByOther = true;
+      return Outcome.IN_PROGRESS;
+    }
+    log.warn(
+        "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
+            + " later retry",
+        keyLogFormat.apply(k),
+        e.reason() == KeyInProgressException.Reason.DONE
+            ? "DONE, and a mutex never runs over a completed key"
+            : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
+        attempt(d.message),
+        d.message.messageId());
+    return Outcome.IN_PROGRESS;
+  }
+
+  /** The shared timer of dispatchers built without one (tests): a daemon thread. */
+  private static final class SharedTimer {
+    static final ScheduledExecutorService INSTANCE =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "pubsub-worker-park-timer-shared");
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   private Void invoke(InboundMessage message, InFlight.Entry entry, WorkContext ctx)

@@ -5,8 +5,11 @@ import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The handler threads of one subscription's {@code Subscriber}: an {@link ExecutorProvider} whose
@@ -20,11 +23,12 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
  * the thread that submits it, so no delivery waits for a handler thread once the worker stops.
  * Thread-safe.
  */
-final class HandlerPools implements ExecutorProvider {
+final class HandlerPools implements ExecutorProvider, Executor {
 
   private final int threads;
   private final String namePrefix;
   private final List<Pool> pools = new CopyOnWriteArrayList<>();
+  private final AtomicInteger next = new AtomicInteger();
 
   /**
    * @param threads handler threads per executor
@@ -48,6 +52,22 @@ final class HandlerPools implements ExecutorProvider {
             new ThreadFactoryBuilder().setNameFormat(namePrefix + "%d").setDaemon(true).build());
     pools.add(pool);
     return pool;
+  }
+
+  /**
+   * Runs {@code task} on one of the handler threads (the executors take turns), behind the
+   * deliveries already waiting for one: how a parked delivery's retry, or the next delivery of a
+   * key's line, gets a handler thread. Once {@link #runQueuedOnCaller()} ran, it runs on the
+   * caller.
+   *
+   * @throws RejectedExecutionException if the subscriber has no executor (yet, or any more)
+   */
+  @Override
+  public void execute(Runnable task) {
+    if (pools.isEmpty()) {
+      throw new RejectedExecutionException("no handler executor");
+    }
+    pools.get(Math.floorMod(next.getAndIncrement(), pools.size())).execute(task);
   }
 
   /**

@@ -10,6 +10,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReadWriteLock;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 /**
  * The deliveries whose handling is in progress in one worker, so a graceful stop can wait for them
@@ -30,7 +32,7 @@ final class InFlight {
     final String subscription;
     final Thread thread;
     final Reply reply;
-    final AtomicBoolean settled = new AtomicBoolean();
+    final AtomicBoolean settled;
     volatile String key;
     volatile long fence;
 
@@ -41,9 +43,18 @@ final class InFlight {
     volatile WorkContext context;
 
     Entry(String subscription, Thread thread, Reply reply) {
+      this(subscription, thread, reply, new AtomicBoolean());
+    }
+
+    /**
+     * An entry for one run of a delivery that may run more than once (a parked delivery retrying
+     * its claim): {@code settled} is the delivery's own flag, shared by all its runs.
+     */
+    Entry(String subscription, Thread thread, Reply reply, AtomicBoolean settled) {
       this.subscription = subscription;
       this.thread = thread;
       this.reply = reply;
+      this.settled = settled;
     }
 
     /** Claims the right to ack or nack this delivery; true for exactly one caller. */
@@ -54,9 +65,13 @@ final class InFlight {
 
   private final AtomicLong ids = new AtomicLong();
   private final Map<Long, Entry> entries = new ConcurrentHashMap<>();
+  // Adds share the read lock (they do not exclude each other); beginStop takes the write lock, so
+  // once it returns no add can slip in. Removes take no lock and wake the stop's wait only while a
+  // stop is in progress.
+  private final ReadWriteLock gate = new ReentrantReadWriteLock();
   private final Object changed = new Object();
   private final AtomicInteger refused = new AtomicInteger();
-  private boolean stopping;
+  private volatile boolean stopping;
 
   /**
    * Registers a delivery handled on the current thread; remove it with {@link #remove}.
@@ -64,7 +79,8 @@ final class InFlight {
    * @return its id, or {@link #REFUSED} if a stop has begun (the delivery must not run)
    */
   long add(Entry entry) {
-    synchronized (changed) {
+    gate.readLock().lock();
+    try {
       if (stopping) {
         refused.incrementAndGet();
         return REFUSED;
@@ -72,13 +88,17 @@ final class InFlight {
       long id = ids.incrementAndGet();
       entries.put(id, entry);
       return id;
+    } finally {
+      gate.readLock().unlock();
     }
   }
 
   void remove(long id) {
-    synchronized (changed) {
-      entries.remove(id);
-      changed.notifyAll();
+    entries.remove(id);
+    if (stopping) {
+      synchronized (changed) {
+        changed.notifyAll();
+      }
     }
   }
 
@@ -92,9 +112,12 @@ final class InFlight {
    * @return how many deliveries were in progress at that moment: the only ones that can still run
    */
   int beginStop() {
-    synchronized (changed) {
+    gate.writeLock().lock();
+    try {
       stopping = true;
       return entries.size();
+    } finally {
+      gate.writeLock().unlock();
     }
   }
 

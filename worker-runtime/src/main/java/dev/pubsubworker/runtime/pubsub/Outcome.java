@@ -6,8 +6,20 @@ public enum Outcome {
   PROCESSED(true),
   /** The key was DONE: the handler was skipped and the message acked. */
   DUPLICATE(true),
-  /** Another live claim holds the key (or, for a mutex, it is DONE): nacked, retried later. */
+  /**
+   * Another live claim holds the key and the delivery was not parked ({@code in-progress-max-wait =
+   * 0s}), or a mutex found the key DONE: nacked, retried later.
+   */
   IN_PROGRESS(false),
+  /**
+   * The delivery waited (parked while another claim held its key, or queued locally behind a
+   * delivery of the same key), then won the claim and the handler ran: acked.
+   */
+  PARKED_THEN_PROCESSED(true),
+  /** The delivery waited, then found the key DONE: the handler was skipped and it was acked. */
+  PARKED_THEN_DUPLICATE(true),
+  /** The delivery waited {@code in-progress-max-wait} and the key was still held: nacked. */
+  PARKED_TIMEOUT(false),
   /**
    * The handler threw: nacked. Also a terminal failure on a subscription without a dead-letter
    * topic.
@@ -36,7 +48,10 @@ public enum Outcome {
   STORE_FAILED(false),
   /** Still running when the shutdown grace ran out: its claim released, nacked. */
   ABANDONED(false),
-  /** Reached the dispatcher after the worker began stopping: nacked, nothing ran. */
+  /**
+   * Reached the dispatcher after the worker began stopping, or was parked or queued locally when it
+   * began: nacked, nothing ran.
+   */
   REFUSED_AT_SHUTDOWN(false),
   /**
    * A terminal failure (a poison exception, or a missing or invalid key while fail-closed) was

@@ -11,6 +11,9 @@ import java.util.Optional;
  * @param maxDeliveryAttempts the policy's maximum delivery attempts, 0 without a policy
  * @param ackDeadlineSeconds the subscription's ack deadline, 0 if not read
  * @param retryPolicy whether the subscription has a retry policy (false if not read)
+ * @param messageOrdering whether message ordering is on; assumed on when the subscription could not
+ *     be read (deliveries with an ordering key then wait behind each other in this process, which
+ *     keeps the order either way)
  */
 public record SubscriptionFacts(
     String path,
@@ -18,4 +21,5 @@ public record SubscriptionFacts(
     Optional<String> deadLetterTopic,
     int maxDeliveryAttempts,
     int ackDeadlineSeconds,
-    boolean retryPolicy) {}
+    boolean retryPolicy,
+    boolean messageOrdering) {}

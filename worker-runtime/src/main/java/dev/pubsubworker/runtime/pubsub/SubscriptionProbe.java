@@ -65,7 +65,8 @@ public final class SubscriptionProbe {
           dlq,
           dlq.isPresent() ? s.getDeadLetterPolicy().getMaxDeliveryAttempts() : 0,
           s.getAckDeadlineSeconds(),
-          s.hasRetryPolicy());
+          s.hasRetryPolicy(),
+          s.getEnableMessageOrdering());
     } catch (ApiException e) {
       StatusCode.Code code = e.getStatusCode().getCode();
       if (code == StatusCode.Code.NOT_FOUND) {
@@ -80,7 +81,7 @@ public final class SubscriptionProbe {
             config.id(),
             path,
             assumed ? "on" : "off");
-        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0, false);
+        return new SubscriptionFacts(path, assumed, Optional.empty(), 0, 0, false, true);
       }
       throw new SubscriptionUnavailableException(
           "subscription " + config.id() + ": cannot read " + path + " (" + code + ")", e);

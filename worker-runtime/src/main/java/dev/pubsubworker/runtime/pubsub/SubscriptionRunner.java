@@ -43,13 +43,13 @@ final class SubscriptionRunner {
       SubscriptionConfig config,
       SubscriptionFacts facts,
       GuardedDispatcher dispatcher,
+      HandlerPools handlerThreads,
       PubSubConnection connection,
       Duration shutdownTimeout,
       Consumer<Throwable> onFailure) {
     this.config = config;
     this.facts = facts;
-    this.handlerThreads =
-        new HandlerPools(config.executorThreads(), "handler-" + config.id() + "-");
+    this.handlerThreads = handlerThreads;
     Subscriber.Builder b;
     if (facts.exactlyOnce()) {
       MessageReceiverWithAckResponse receiver =

@@ -5,6 +5,7 @@ import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.WorkContext;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -26,8 +28,9 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>From its first instant no delivery starts: the dispatcher nacks every delivery that reaches
  *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
- *   <li>Pulling stops (the streams are closed), and the deliveries already waiting for a handler
- *       thread are nacked at once on the stopping thread.
+ *   <li>Pulling stops (the streams are closed), and the deliveries that have not started are nacked
+ *       at once: those parked or queued locally behind their key, and those waiting for a handler
+ *       thread (on the stopping thread).
  *   <li>The handlers already running get the grace period.
  *   <li>At the grace, every handler still running is abandoned: its claim is released through
  *       {@link IdempotencyGuard#abandon} (the key is reclaimable at once and the claim can never
@@ -64,12 +67,15 @@ public final class SubscriptionSet {
    * @param released of the abandoned, those whose claim this stop released (the others had no claim
    *     yet, ran unguarded, ended on their own meanwhile, or their release failed or ran out of
    *     time)
-   * @param refused deliveries nacked without running because they arrived after the stop began
+   * @param refused deliveries nacked without running: those that arrived after the stop began, and
+   *     those parked or queued locally behind their key when it began
    */
   public record StopSummary(
       int runningAtStop, int finishedInGrace, int abandoned, int released, int refused) {}
 
   private final List<SubscriptionRunner> runners;
+  private final List<GuardedDispatcher> dispatchers;
+  private final ScheduledThreadPoolExecutor parkTimer;
   private final InFlight inFlight;
   private final Map<String, IdempotencyGuard> guards;
   private final DispatchListener listener;
@@ -77,11 +83,15 @@ public final class SubscriptionSet {
 
   private SubscriptionSet(
       List<SubscriptionRunner> runners,
+      List<GuardedDispatcher> dispatchers,
+      ScheduledThreadPoolExecutor parkTimer,
       InFlight inFlight,
       Map<String, IdempotencyGuard> guards,
       DispatchListener listener,
       DeadLetterPublishers deadLetterPublishers) {
     this.runners = runners;
+    this.dispatchers = dispatchers;
+    this.parkTimer = parkTimer;
     this.inFlight = inFlight;
     this.guards = guards;
     this.listener = listener;
@@ -138,13 +148,25 @@ public final class SubscriptionSet {
     String workerId = DeadLetters.workerId(config.workerId());
     InFlight inFlight = new InFlight();
     List<SubscriptionRunner> runners = new ArrayList<>();
+    List<GuardedDispatcher> dispatchers = new ArrayList<>();
+    // Parked deliveries' retries: this thread only hands them to the subscription's handler
+    // threads.
+    ScheduledThreadPoolExecutor parkTimer =
+        new ScheduledThreadPoolExecutor(
+            1,
+            r -> {
+              Thread t = new Thread(r, "pubsub-worker-park-timer");
+              t.setDaemon(true);
+              return t;
+            });
+    parkTimer.setRemoveOnCancelPolicy(true);
     // Past everything stop() does, so the client never nacks a delivery we have not settled.
     Duration shutdownTimeout =
         config.shutdownGrace().plus(RELEASE_BUDGET).plus(TERMINATION_BUDGET).plusSeconds(5);
     for (int i = 0; i < subs.size(); i++) {
       SubscriptionConfig s = subs.get(i);
       RepeatLimiter repeats =
-          new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, java.time.Clock.systemUTC());
+          new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, Clock.systemUTC());
       DeadLetters deadLetters =
           new DeadLetters(
               s.id(),
@@ -153,7 +175,9 @@ public final class SubscriptionSet {
               workerId,
               publishers,
               repeats,
-              java.time.Clock.systemUTC());
+              Clock.systemUTC());
+      HandlerPools handlerThreads =
+          new HandlerPools(s.executorThreads(), "handler-" + s.id() + "-");
       GuardedDispatcher dispatcher =
           new GuardedDispatcher(
               s,
@@ -164,13 +188,17 @@ public final class SubscriptionSet {
               keyLogFormat,
               repeats,
               terminalFailures.getOrDefault(s.id(), TerminalFailures.poisonOnly()),
-              deadLetters);
+              deadLetters,
+              GuardedDispatcher.Parking.on(parkTimer, handlerThreads),
+              facts.get(i).messageOrdering());
+      dispatchers.add(dispatcher);
       runners.add(
           new SubscriptionRunner(
-              s, facts.get(i), dispatcher, connection, shutdownTimeout, onFailure));
+              s, facts.get(i), dispatcher, handlerThreads, connection, shutdownTimeout, onFailure));
     }
     SubscriptionSet set =
-        new SubscriptionSet(runners, inFlight, Map.copyOf(guards), listener, publishers);
+        new SubscriptionSet(
+            runners, dispatchers, parkTimer, inFlight, Map.copyOf(guards), listener, publishers);
     try {
       for (SubscriptionRunner r : runners) {
         r.start(START_TIMEOUT);
@@ -192,6 +220,11 @@ public final class SubscriptionSet {
     return runners.stream().map(SubscriptionRunner::facts).toList();
   }
 
+  /** How many deliveries wait right now: parked, or queued locally behind their key. */
+  public int parked() {
+    return dispatchers.stream().mapToInt(GuardedDispatcher::waiting).sum();
+  }
+
   /** How many deliveries are being handled right now. */
   public int inFlight() {
     return inFlight.size();
@@ -209,6 +242,12 @@ public final class SubscriptionSet {
     int runningAtStop = inFlight.beginStop();
     // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
     runners.forEach(SubscriptionRunner::stopAsync);
+    // Parked and locally queued deliveries have not started: nacked now, they never run (a retry
+    // that comes due meanwhile finds the stop begun and is nacked unrun as well).
+    int releasedWaiting = 0;
+    for (GuardedDispatcher d : dispatchers) {
+      releasedWaiting += d.releaseWaiting();
+    }
     for (SubscriptionRunner r : runners) {
       r.flushQueued();
     }
@@ -231,11 +270,16 @@ public final class SubscriptionSet {
             TERMINATION_BUDGET);
       }
     }
+    parkTimer.shutdownNow();
     // After the handlers: an abandoned one may still be publishing, and fails harmlessly (nacked).
     deadLetterPublishers.shutdown(
         Duration.ofNanos(Math.max(0, terminationEnds - System.nanoTime())));
     return new StopSummary(
-        runningAtStop, runningAtStop - abandoned, abandoned, released[0], inFlight.refused());
+        runningAtStop,
+        runningAtStop - abandoned,
+        abandoned,
+        released[0],
+        inFlight.refused() + releasedWaiting);
   }
 
   private int abandonInFlight(int[] released) {

@@ -40,6 +40,16 @@ final class DispatchListeners implements DispatchListener {
   }
 
   @Override
+  public void parked(String subscription, int delta) {
+    each(l -> l.parked(subscription, delta));
+  }
+
+  @Override
+  public void parkedSettled(String subscription, Outcome outcome, Duration waited) {
+    each(l -> l.parkedSettled(subscription, outcome, waited));
+  }
+
+  @Override
   public void ackResponse(String subscription, AckResponse response) {
     each(l -> l.ackResponse(subscription, response));
   }
