@@ -279,6 +279,9 @@ class ParkingDispatcherTest {
             inFlight,
             k -> k,
             new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, time.clock()),
+            TerminalFailures.poisonOnly(),
+            DeadLetters.none(
+                "orders", new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, time.clock())),
             parking,
             true);
     stops.add(inFlight);
