@@ -65,8 +65,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * (publishing is not timed), then drains the variants one after the other in the order given. A
  * first warm-up round of a fifth of the backlog is not counted. A variant's clock runs from its
  * first delivery until its last message is settled (acked by the bare subscriber; settled by the
- * worker's dispatcher, after the guard's DONE write), so start-up and shutdown are left out of both.
- * CPU is the process's CPU time over the same span, divided by the messages.
+ * worker's dispatcher, after the guard's DONE write), so start-up and shutdown are left out of
+ * both. CPU is the process's CPU time over the same span, divided by the messages.
  *
  * <p>Without {@code --pubsub} the embedded Pub/Sub server runs inside this JVM, so its CPU is
  * counted in every variant alike; with {@code --pubsub} (a standalone {@code

@@ -5,9 +5,9 @@ import com.zaxxer.hikari.HikariDataSource;
 import java.net.URI;
 
 /**
- * The services the main-style benchmarks use, from the environment the tests and the JMH
- * benchmarks read: {@code REDIS_URL} (default {@code redis://127.0.0.1:6379}) and {@code
- * POSTGRES_URL} (a JDBC URL or {@code postgresql://user:password@host:port/db}, default {@code
+ * The services the main-style benchmarks use, from the environment the tests and the JMH benchmarks
+ * read: {@code REDIS_URL} (default {@code redis://127.0.0.1:6379}) and {@code POSTGRES_URL} (a JDBC
+ * URL or {@code postgresql://user:password@host:port/db}, default {@code
  * jdbc:postgresql://127.0.0.1:5432/test}) with {@code POSTGRES_USER} (default {@code postgres}) and
  * {@code POSTGRES_PASSWORD}. Immutable.
  */
@@ -45,9 +45,7 @@ record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPa
   String jdbcUrlOf(String database) {
     int slash = jdbcUrl.lastIndexOf('/');
     int query = jdbcUrl.indexOf('?', slash);
-    return jdbcUrl.substring(0, slash + 1)
-        + database
-        + (query < 0 ? "" : jdbcUrl.substring(query));
+    return jdbcUrl.substring(0, slash + 1) + database + (query < 0 ? "" : jdbcUrl.substring(query));
   }
 
   /** A HikariCP pool of {@code size} connections to {@code url} with these credentials. */

@@ -317,7 +317,8 @@ public final class PeerLockBenchmark {
         "shedlock postgresql", "postgresql", name -> shedLockCycle(provider, name), pool::close);
   }
 
-  private static void shedLockCycle(net.javacrumbs.shedlock.core.LockProvider provider, String name) {
+  private static void shedLockCycle(
+      net.javacrumbs.shedlock.core.LockProvider provider, String name) {
     Optional<SimpleLock> lock =
         provider.lock(new LockConfiguration(Instant.now(), name, LOCK_AT_MOST, Duration.ZERO));
     if (lock.isEmpty()) {

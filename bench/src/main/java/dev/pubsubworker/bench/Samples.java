@@ -8,8 +8,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Per-variant samples of interleaved rounds (one value per round), in the order variants were
- * first recorded, with min / median / max. Not thread-safe: the main thread records.
+ * Per-variant samples of interleaved rounds (one value per round), in the order variants were first
+ * recorded, with min / median / max. Not thread-safe: the main thread records.
  */
 final class Samples {
 
@@ -63,6 +63,8 @@ final class Samples {
   /** The system load average over the last minute, as {@code uptime} shows it. */
   static String loadAverage() {
     return String.format(
-        java.util.Locale.ROOT, "%.2f", ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        java.util.Locale.ROOT,
+        "%.2f",
+        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 }
