@@ -220,6 +220,8 @@ public final class EndToEndBenchmark {
       }
       publish(topic, count);
       for (Variant v : variants) {
+        // Leave the garbage of publishing and of the previous variant out of this one's span.
+        System.gc();
         Meter meter = new Meter(count);
         if (v == Variant.BARE) {
           drainBare(subs.get(v), meter);
