@@ -58,7 +58,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.EndToEndBenchmark \
  *     [--messages 25000] [--rounds 3] [--streams 4] [--threads 5] \
- *     [--variants bare,none,in-memory,redis,postgresql] [--pubsub HOST:PORT]
+ *     [--variants bare,none,in-memory,redis,postgresql] [--pubsub HOST:PORT] [--cpu-by-thread]
  * </pre>
  *
  * <p>Each round publishes the backlog once to a fresh topic with one fresh subscription per variant
@@ -107,6 +107,7 @@ public final class EndToEndBenchmark {
 
   private final int streams;
   private final int threads;
+  private boolean cpuByThread;
   private final String hostPort;
   private final Endpoints endpoints;
   private final String run = UUID.randomUUID().toString().substring(0, 8);
@@ -142,6 +143,7 @@ public final class EndToEndBenchmark {
     int streams = 4;
     int threads = 5;
     String pubsub = null;
+    boolean cpuByThread = false;
     List<Variant> variants = List.of(Variant.values());
     try {
       for (int i = 0; i < args.length; i++) {
@@ -151,6 +153,7 @@ public final class EndToEndBenchmark {
           case "--streams" -> streams = Integer.parseInt(args[++i]);
           case "--threads" -> threads = Integer.parseInt(args[++i]);
           case "--pubsub" -> pubsub = args[++i];
+          case "--cpu-by-thread" -> cpuByThread = true;
           case "--variants" ->
               variants = Arrays.stream(args[++i].split(",")).map(Variant::of).toList();
           default ->
@@ -158,7 +161,7 @@ public final class EndToEndBenchmark {
                   "unknown argument '"
                       + args[i]
                       + "' (expected --messages N, --rounds R, --streams S, --threads T,"
-                      + " --variants LIST, --pubsub HOST:PORT)");
+                      + " --variants LIST, --pubsub HOST:PORT, --cpu-by-thread)");
         }
       }
     } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
@@ -174,6 +177,7 @@ public final class EndToEndBenchmark {
             .maxInboundMessageSize(20 << 20)
             .build();
     EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel);
+    bench.cpuByThread = cpuByThread;
     try {
       System.out.printf(
           Locale.ROOT,
@@ -222,7 +226,7 @@ public final class EndToEndBenchmark {
       for (Variant v : variants) {
         // Leave the garbage of publishing and of the previous variant out of this one's span.
         System.gc();
-        Meter meter = new Meter(count);
+        Meter meter = new Meter(count, cpuByThread);
         if (v == Variant.BARE) {
           drainBare(subs.get(v), meter);
         } else {
@@ -239,6 +243,9 @@ public final class EndToEndBenchmark {
             rate,
             cpuMicros,
             meter.otherOutcomes());
+        if (cpuByThread) {
+          System.out.print(meter.cpuByThread());
+        }
         if (round > 0) {
           rates.add(v.label, rate);
           cpu.add(v.label, cpuMicros);
@@ -294,8 +301,13 @@ public final class EndToEndBenchmark {
     private volatile long lastNanos;
     private volatile long lastCpu;
 
-    Meter(int target) {
+    private final boolean byThread;
+    private volatile Map<String, Long> firstThreads = Map.of();
+    private volatile Map<String, Long> lastThreads = Map.of();
+
+    Meter(int target, boolean byThread) {
       this.target = target;
+      this.byThread = byThread;
       for (Outcome o : Outcome.values()) {
         outcomes.put(o, new AtomicInteger());
       }
@@ -318,6 +330,9 @@ public final class EndToEndBenchmark {
       if (!started.get() && started.compareAndSet(false, true)) {
         firstNanos = System.nanoTime();
         firstCpu = Samples.processCpuNanos();
+        if (byThread) {
+          firstThreads = threadCpu();
+        }
       }
     }
 
@@ -325,6 +340,9 @@ public final class EndToEndBenchmark {
       if (settled.incrementAndGet() == target) {
         lastNanos = System.nanoTime();
         lastCpu = Samples.processCpuNanos();
+        if (byThread) {
+          lastThreads = threadCpu();
+        }
         done.countDown();
       }
     }
@@ -342,6 +360,51 @@ public final class EndToEndBenchmark {
 
     double cpuMicrosPerMessage() {
       return (lastCpu - firstCpu) / 1e3 / target;
+    }
+
+    /** CPU nanoseconds of the live threads, summed by name with its digits removed. */
+    private static Map<String, Long> threadCpu() {
+      java.lang.management.ThreadMXBean mx =
+          java.lang.management.ManagementFactory.getThreadMXBean();
+      Map<String, Long> byGroup = new java.util.HashMap<>();
+      for (java.lang.management.ThreadInfo info : mx.getThreadInfo(mx.getAllThreadIds())) {
+        if (info != null) {
+          long cpu = mx.getThreadCpuTime(info.getThreadId());
+          if (cpu > 0) {
+            byGroup.merge(info.getThreadName().replaceAll("[0-9]+", "N"), cpu, Long::sum);
+          }
+        }
+      }
+      return byGroup;
+    }
+
+    /**
+     * The span's CPU per message by thread group (threads that ended within the span are missed),
+     * the largest first, and the rest of the process's CPU (JIT compilers, GC, the VM, and those).
+     */
+    String cpuByThread() {
+      Map<String, Long> delta = new java.util.TreeMap<>();
+      lastThreads.forEach(
+          (group, cpu) -> delta.put(group, cpu - firstThreads.getOrDefault(group, 0L)));
+      long threads = delta.values().stream().mapToLong(Long::longValue).sum();
+      StringBuilder s = new StringBuilder();
+      delta.entrySet().stream()
+          .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+          .limit(10)
+          .forEach(
+              e ->
+                  s.append(
+                      String.format(
+                          Locale.ROOT,
+                          "            %8.1f us/msg  %s%n",
+                          e.getValue() / 1e3 / target,
+                          e.getKey())));
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "            %8.1f us/msg  (not in live Java threads: JIT, GC, VM)%n",
+              ((lastCpu - firstCpu) - threads) / 1e3 / target));
+      return s.toString();
     }
 
     String otherOutcomes() {
