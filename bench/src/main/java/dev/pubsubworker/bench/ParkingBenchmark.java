@@ -39,8 +39,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Parking against nacking (issue 15): the real worker on the embedded Pub/Sub server (subscription
@@ -100,7 +98,6 @@ public final class ParkingBenchmark {
         }
       }
     }
-    quietLogs();
     Map<String, List<Run>> runs = new LinkedHashMap<>();
     try (EmbeddedPubSub pubsub = EmbeddedPubSub.start()) {
       for (int round = 1; round <= rounds; round++) {
@@ -370,14 +367,6 @@ public final class ParkingBenchmark {
         s.get(0),
         median(s),
         s.get(s.size() - 1));
-  }
-
-  /** The worker's own lines (one per nack before, one per parked delivery after) go to ERROR. */
-  private static void quietLogs() {
-    Logger root = LoggerFactory.getLogger(Logger.ROOT_LOGGER_NAME);
-    if (root instanceof ch.qos.logback.classic.Logger logback) {
-      logback.setLevel(ch.qos.logback.classic.Level.ERROR);
-    }
   }
 
   private static List<Double> sorted(List<Double> values) {

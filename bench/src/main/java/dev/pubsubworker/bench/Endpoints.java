@@ -1,0 +1,63 @@
+package dev.pubsubworker.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.net.URI;
+
+/**
+ * The services the main-style benchmarks use, from the environment the tests and the JMH benchmarks
+ * read: {@code REDIS_URL} (default {@code redis://127.0.0.1:6379}) and {@code POSTGRES_URL} (a JDBC
+ * URL or {@code postgresql://user:password@host:port/db}, default {@code
+ * jdbc:postgresql://127.0.0.1:5432/test}) with {@code POSTGRES_USER} (default {@code postgres}) and
+ * {@code POSTGRES_PASSWORD}. Immutable.
+ */
+record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPassword) {
+
+  /** The endpoints the environment names, or the local services. */
+  static Endpoints fromEnvironment() {
+    String redis = System.getenv().getOrDefault("REDIS_URL", "redis://127.0.0.1:6379");
+    String url =
+        System.getenv().getOrDefault("POSTGRES_URL", "jdbc:postgresql://127.0.0.1:5432/test");
+    String user = System.getenv().getOrDefault("POSTGRES_USER", "postgres");
+    String password = System.getenv().getOrDefault("POSTGRES_PASSWORD", "");
+    if (!url.startsWith("jdbc:")) {
+      URI uri = URI.create(url);
+      if (uri.getUserInfo() != null) {
+        String[] parts = uri.getUserInfo().split(":", 2);
+        user = parts[0];
+        password = parts.length > 1 ? parts[1] : password;
+      }
+      url =
+          "jdbc:postgresql://"
+              + uri.getHost()
+              + (uri.getPort() > 0 ? ":" + uri.getPort() : "")
+              + uri.getPath();
+    }
+    return new Endpoints(redis, url, user, password);
+  }
+
+  /** The same endpoints with another Redis URI. */
+  Endpoints withRedis(String uri) {
+    return new Endpoints(uri, jdbcUrl, jdbcUser, jdbcPassword);
+  }
+
+  /** The JDBC URL of database {@code database} on the same PostgreSQL server. */
+  String jdbcUrlOf(String database) {
+    int slash = jdbcUrl.lastIndexOf('/');
+    int query = jdbcUrl.indexOf('?', slash);
+    return jdbcUrl.substring(0, slash + 1) + database + (query < 0 ? "" : jdbcUrl.substring(query));
+  }
+
+  /** A HikariCP pool of {@code size} connections to {@code url} with these credentials. */
+  HikariDataSource pool(String name, String url, int size) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName(name);
+    config.setJdbcUrl(url);
+    config.setUsername(jdbcUser);
+    if (!jdbcPassword.isEmpty()) {
+      config.setPassword(jdbcPassword);
+    }
+    config.setMaximumPoolSize(size);
+    return new HikariDataSource(config);
+  }
+}

@@ -1,0 +1,355 @@
+package dev.pubsubworker.bench;
+
+import com.zaxxer.hikari.HikariDataSource;
+import dev.pubsubworker.backend.redis.RedisLockBackend;
+import dev.pubsubworker.backend.redis.RedisLockSettings;
+import dev.pubsubworker.backend.sql.SqlLockBackend;
+import dev.pubsubworker.backend.sql.SqlLockSettings;
+import dev.pubsubworker.core.IdempotencyGuard;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbctemplate.JdbcTemplateLockProvider;
+import net.javacrumbs.shedlock.provider.redis.spring.RedisLockProvider;
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+import org.springframework.jdbc.core.JdbcTemplate;
+
+/**
+ * The guard's lock cycle (claim + no-op work + complete on a fresh key) against its peers' lock +
+ * unlock on a fresh name, on the same servers, at 1 and 8 threads, in interleaved rounds: on Redis,
+ * ShedLock's Spring Data Redis provider (on Lettuce, one shared connection like the guard's) and
+ * Redisson's {@code RLock} ({@code lock()} with its watchdog, {@code unlock()}); on PostgreSQL,
+ * ShedLock's {@code JdbcTemplateLockProvider} ({@code usingDbTime()}, as its documentation
+ * recommends). It prints ops/s (min / median / max over the rounds) and the ratios of the guard's
+ * median to each peer's.
+ *
+ * <pre>
+ * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.PeerLockBenchmark \
+ *     [--seconds 3] [--rounds 3] [--threads 1,8] [--stores redis,postgresql]
+ * </pre>
+ *
+ * <p>The guard runs with its defaults (lease 30 s, heartbeat on) and a 10-minute TTL; ShedLock
+ * locks at most for 30 s and at least for nothing, so unlock frees the name at once. Each variant
+ * has a pool of {@value #POOL} PostgreSQL connections. A warm-up round is not counted. Redis comes
+ * from {@code REDIS_URL}, PostgreSQL from {@code POSTGRES_URL} ({@link Endpoints}); keys and tables
+ * are deleted at the end.
+ */
+public final class PeerLockBenchmark {
+
+  static final int POOL = 16;
+  private static final Duration LOCK_AT_MOST = Duration.ofSeconds(30);
+
+  /** One lock cycle on {@code name}. */
+  @FunctionalInterface
+  interface Cycle {
+    void run(String name) throws Exception;
+  }
+
+  /** A contender: its label, its store, its cycle and what to close afterwards. */
+  record Contender(String label, String store, Cycle cycle, AutoCloseable close) {}
+
+  private final String run = UUID.randomUUID().toString().substring(0, 8);
+  private final Endpoints endpoints = Endpoints.fromEnvironment();
+  private final AtomicLong names = new AtomicLong();
+
+  private PeerLockBenchmark() {}
+
+  /** Runs the benchmark; see the class comment. */
+  public static void main(String[] args) throws Exception {
+    int seconds = 3;
+    int rounds = 3;
+    List<Integer> threads = List.of(1, 8);
+    List<String> stores = List.of("redis", "postgresql");
+    try {
+      for (int i = 0; i < args.length; i++) {
+        switch (args[i]) {
+          case "--seconds" -> seconds = Integer.parseInt(args[++i]);
+          case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+          case "--threads" ->
+              threads = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
+          case "--stores" -> stores = List.of(args[++i].split(","));
+          default ->
+              throw new IllegalArgumentException(
+                  "unknown argument '"
+                      + args[i]
+                      + "' (expected --seconds S, --rounds R, --threads 1,8,"
+                      + " --stores redis,postgresql)");
+        }
+      }
+    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
+      System.err.println("PeerLockBenchmark: " + e.getMessage());
+      System.exit(2);
+      return;
+    }
+    new PeerLockBenchmark().run(stores, threads, seconds, rounds);
+  }
+
+  private void run(List<String> stores, List<Integer> threadCounts, int seconds, int rounds)
+      throws Exception {
+    List<Contender> contenders = new ArrayList<>();
+    try {
+      if (stores.contains("redis")) {
+        contenders.add(guardOnRedis());
+        contenders.add(shedLockOnRedis());
+        contenders.add(redisson());
+      }
+      if (stores.contains("postgresql")) {
+        contenders.add(guardOnPostgres());
+        contenders.add(shedLockOnPostgres());
+      }
+      System.out.printf(
+          Locale.ROOT,
+          "%d s per variant per round, %d rounds (+1 warm-up), load average %s%n",
+          seconds,
+          rounds,
+          Samples.loadAverage());
+      for (int threads : threadCounts) {
+        Samples ops = new Samples();
+        for (int round = 0; round <= rounds; round++) {
+          for (Contender c : contenders) {
+            double rate = measure(c, threads, seconds);
+            System.out.printf(
+                Locale.ROOT,
+                "%2d threads %-8s %-20s %,10.0f ops/s%n",
+                threads,
+                round == 0 ? "warm-up" : "round " + round,
+                c.label(),
+                rate);
+            if (round > 0) {
+              ops.add(c.label(), rate);
+            }
+          }
+        }
+        System.out.printf(
+            Locale.ROOT,
+            "%n%d threads, load average %s%n%-20s %10s %10s %10s%n",
+            threads,
+            Samples.loadAverage(),
+            "variant",
+            "min",
+            "median",
+            "max");
+        for (String v : ops.variants()) {
+          System.out.printf(
+              Locale.ROOT,
+              "%-20s %,10.0f %,10.0f %,10.0f%n",
+              v,
+              ops.min(v),
+              ops.median(v),
+              ops.max(v));
+        }
+        ratio(ops, threads, "guard redis", "shedlock redis");
+        ratio(ops, threads, "guard redis", "redisson rlock");
+        ratio(ops, threads, "guard postgresql", "shedlock postgresql");
+        System.out.println();
+      }
+    } finally {
+      for (Contender c : contenders) {
+        c.close().close();
+      }
+      cleanUp(stores);
+    }
+  }
+
+  private static void ratio(Samples ops, int threads, String ours, String theirs) {
+    if (ops.has(ours) && ops.has(theirs)) {
+      System.out.printf(
+          Locale.ROOT,
+          "%s / %s at %d threads (medians): %.2f%n",
+          ours,
+          theirs,
+          threads,
+          ops.median(ours) / ops.median(theirs));
+    }
+  }
+
+  /** Runs {@code c} on {@code threads} threads for {@code seconds}; returns cycles per second. */
+  private double measure(Contender c, int threads, int seconds) throws Exception {
+    LongAdder done = new LongAdder();
+    AtomicReference<Exception> failure = new AtomicReference<>();
+    CountDownLatch start = new CountDownLatch(1);
+    List<Thread> workers = new ArrayList<>();
+    long[] window = new long[2];
+    for (int t = 0; t < threads; t++) {
+      Thread w =
+          new Thread(
+              () -> {
+                try {
+                  start.await();
+                  long end = window[1];
+                  while (System.nanoTime() < end) {
+                    c.cycle().run(run + "-" + names.incrementAndGet());
+                    done.increment();
+                  }
+                } catch (Exception e) {
+                  failure.compareAndSet(null, e);
+                }
+              },
+              "peer-" + t);
+      workers.add(w);
+      w.start();
+    }
+    window[0] = System.nanoTime();
+    window[1] = window[0] + TimeUnit.SECONDS.toNanos(seconds);
+    start.countDown();
+    for (Thread w : workers) {
+      w.join();
+    }
+    long elapsed = System.nanoTime() - window[0];
+    if (failure.get() != null) {
+      throw new IllegalStateException(c.label() + " failed", failure.get());
+    }
+    return done.sum() / (elapsed / 1e9);
+  }
+
+  private Contender guardOnRedis() {
+    RedisLockBackend backend =
+        RedisLockBackend.create(
+            RedisLockSettings.newBuilder()
+                .uri(endpoints.redisUri())
+                .keyPrefix(redisPrefix() + "guard:")
+                .build());
+    backend.checkConnection();
+    IdempotencyGuard guard =
+        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).build();
+    return new Contender(
+        "guard redis",
+        "redis",
+        name -> guard.lock(name, ctx -> null),
+        () -> {
+          guard.close();
+          backend.close();
+        });
+  }
+
+  private Contender shedLockOnRedis() {
+    LettuceConnectionFactory factory =
+        new LettuceConnectionFactory(
+            LettuceConnectionFactory.createRedisConfiguration(endpoints.redisUri()),
+            org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration
+                .defaultConfiguration());
+    factory.afterPropertiesSet();
+    factory.start();
+    RedisLockProvider provider =
+        new RedisLockProvider.Builder(factory)
+            .keyPrefix(redisPrefix() + "shedlock")
+            .environment("bench")
+            .build();
+    return new Contender(
+        "shedlock redis", "redis", name -> shedLockCycle(provider, name), factory::destroy);
+  }
+
+  private Contender redisson() {
+    Config config = new Config();
+    config.useSingleServer().setAddress(endpoints.redisUri());
+    RedissonClient client = Redisson.create(config);
+    String prefix = redisPrefix() + "redisson:";
+    return new Contender(
+        "redisson rlock",
+        "redis",
+        name -> {
+          RLock lock = client.getLock(prefix + name);
+          lock.lock();
+          lock.unlock();
+        },
+        client::shutdown);
+  }
+
+  private Contender guardOnPostgres() {
+    HikariDataSource pool = endpoints.pool("peer-guard", endpoints.jdbcUrl(), POOL);
+    SqlLockBackend backend =
+        SqlLockBackend.create(
+            SqlLockSettings.newBuilder()
+                .table(guardTable())
+                .createTableIfMissing(true)
+                .dataSource(pool)
+                .build());
+    IdempotencyGuard guard =
+        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).build();
+    return new Contender(
+        "guard postgresql",
+        "postgresql",
+        name -> guard.lock(name, ctx -> null),
+        () -> {
+          guard.close();
+          pool.close();
+        });
+  }
+
+  private Contender shedLockOnPostgres() throws Exception {
+    HikariDataSource pool = endpoints.pool("peer-shedlock", endpoints.jdbcUrl(), POOL);
+    try (Connection c = pool.getConnection();
+        Statement st = c.createStatement()) {
+      // ShedLock's documented table.
+      st.execute(
+          "CREATE TABLE IF NOT EXISTS "
+              + shedLockTable()
+              + " (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
+              + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL,"
+              + " PRIMARY KEY (name))");
+    }
+    JdbcTemplateLockProvider provider =
+        new JdbcTemplateLockProvider(
+            JdbcTemplateLockProvider.Configuration.builder()
+                .withJdbcTemplate(new JdbcTemplate(pool))
+                .withTableName(shedLockTable())
+                .usingDbTime()
+                .build());
+    return new Contender(
+        "shedlock postgresql", "postgresql", name -> shedLockCycle(provider, name), pool::close);
+  }
+
+  private static void shedLockCycle(
+      net.javacrumbs.shedlock.core.LockProvider provider, String name) {
+    Optional<SimpleLock> lock =
+        provider.lock(new LockConfiguration(Instant.now(), name, LOCK_AT_MOST, Duration.ZERO));
+    if (lock.isEmpty()) {
+      throw new IllegalStateException("ShedLock refused a fresh name: " + name);
+    }
+    lock.get().unlock();
+  }
+
+  private String redisPrefix() {
+    return "pwbench-peer:" + run + ":";
+  }
+
+  private String guardTable() {
+    return "bench_peer_guard_" + run;
+  }
+
+  private String shedLockTable() {
+    return "bench_peer_shedlock_" + run;
+  }
+
+  private void cleanUp(List<String> stores) throws Exception {
+    if (stores.contains("redis")) {
+      RedisKeys.deleteByPrefix(endpoints.redisUri(), redisPrefix());
+    }
+    if (stores.contains("postgresql")) {
+      try (HikariDataSource ds = endpoints.pool("peer-cleanup", endpoints.jdbcUrl(), 1);
+          Connection c = ds.getConnection();
+          Statement st = c.createStatement()) {
+        st.execute("DROP TABLE IF EXISTS " + guardTable());
+        st.execute("DROP TABLE IF EXISTS " + shedLockTable());
+      }
+    }
+  }
+}
