@@ -10,6 +10,7 @@ import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.CallOptions;
 import dev.pubsubworker.core.FingerprintMismatchException;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockKeyException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockResult;
@@ -178,14 +179,11 @@ final class GuardedDispatcher {
     if (key.isEmpty()) {
       return unkeyed(message, entry, "no key: " + config.key().text() + " did not resolve");
     }
-    // Stored under the subscription's namespace (SPEC §6), validated as a whole: a message on one
-    // subscription cannot claim, or be suppressed by, another namespace's key.
+    // Stored under the subscription's namespace (SPEC §6), validated as a whole (by the guard,
+    // once,
+    // before any I/O): a message on one subscription cannot claim, or be suppressed by, another
+    // namespace's key.
     String k = config.storedKey(key.get());
-    try {
-      guard.backend().validateKey(k);
-    } catch (IllegalArgumentException e) {
-      return unkeyed(message, entry, "invalid key: " + e.getMessage());
-    }
     entry.key = k;
     MDC.put(MdcKeys.KEY, keyLogFormat.apply(k));
     CallOptions callOptions =
@@ -208,6 +206,13 @@ final class GuardedDispatcher {
       }
       log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(k));
       return Outcome.DUPLICATE;
+    } catch (InvalidLockKeyException e) {
+      if (entry.context != null) {
+        handlerFailed(message, entry, e); // thrown by the handler, not the guard's key check
+        return Outcome.FAILED;
+      }
+      MDC.remove(MdcKeys.KEY);
+      return unkeyed(message, entry, "invalid key: " + e.getMessage());
     } catch (KeyInProgressException e) {
       log.warn(
           "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
@@ -348,9 +353,10 @@ final class GuardedDispatcher {
 
   private static InboundMessage toInbound(PubsubMessage m) {
     Integer attempt = Subscriber.getDeliveryAttempt(m);
+    // No copy: a read-only view of the message's immutable bytes and attribute map.
     return new InboundMessage(
         m.getMessageId(),
-        m.getData().toByteArray(),
+        m.getData().asReadOnlyByteBuffer(),
         m.getAttributesMap(),
         m.getOrderingKey(),
         Instant.ofEpochSecond(m.getPublishTime().getSeconds(), m.getPublishTime().getNanos()),
