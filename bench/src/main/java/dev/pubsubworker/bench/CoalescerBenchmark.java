@@ -9,6 +9,7 @@ import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockResult;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -28,9 +29,10 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The guard's group commit against a store whose every round trip takes {@code roundTripMicros}
- * (the in-memory backend behind a fixed wait, single or batch verb alike), with batching on and
- * off: lock cycles per second, and store round trips per cycle printed at the end of each trial.
- * Run with several threads ({@code -t 8}): one thread never batches.
+ * (the in-memory backend behind a fixed wait, single or batch verb alike), served one at a time or
+ * overlapping ({@code store}), with batching on and off: lock cycles per second, and store round
+ * trips per cycle printed at the end of each trial. Run with several threads ({@code -t 8}): one
+ * thread never batches.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -46,6 +48,14 @@ public class CoalescerBenchmark {
   @Param({"200"})
   public long roundTripMicros;
 
+  /**
+   * {@code serial}: the store serves one round trip at a time (a single-threaded server such as
+   * Redis, or one hot row's commits), so each round trip costs server time; {@code parallel}: round
+   * trips overlap without limit, so only their latency counts.
+   */
+  @Param({"serial", "parallel"})
+  public String store;
+
   private final AtomicLong keys = new AtomicLong();
   private final AtomicLong roundTrips = new AtomicLong();
   private IdempotencyGuard guard;
@@ -53,7 +63,8 @@ public class CoalescerBenchmark {
   @Setup(Level.Trial)
   public void setUp() {
     guard =
-        IdempotencyGuard.newBuilder(new SlowStore(roundTripMicros * 1_000, roundTrips))
+        IdempotencyGuard.newBuilder(
+                new SlowStore(roundTripMicros * 1_000, store.equals("serial"), roundTrips))
             .batching(batching)
             .build();
   }
@@ -76,16 +87,27 @@ public class CoalescerBenchmark {
   private static final class SlowStore implements BatchLockBackend {
     private final InMemoryLockBackend store = new InMemoryLockBackend();
     private final long waitNanos;
+    private final Semaphore server;
     private final AtomicLong trips;
 
-    SlowStore(long waitNanos, AtomicLong trips) {
+    SlowStore(long waitNanos, boolean serial, AtomicLong trips) {
       this.waitNanos = waitNanos;
+      this.server = serial ? new Semaphore(1, true) : null;
       this.trips = trips;
     }
 
     private void roundTrip() {
       trips.incrementAndGet();
-      LockSupport.parkNanos(waitNanos);
+      if (server == null) {
+        LockSupport.parkNanos(waitNanos);
+        return;
+      }
+      server.acquireUninterruptibly();
+      try {
+        LockSupport.parkNanos(waitNanos);
+      } finally {
+        server.release();
+      }
     }
 
     @Override

@@ -194,12 +194,10 @@ final class Coalescer<Q, R> {
         if (keys.add(verbs.key(e.request))) {
           it.remove();
           batch.add(e);
+          // Under the lock, so an interrupted caller finds its entry either queued or in flight.
+          e.state.set(IN_FLIGHT);
         }
       }
-    }
-    for (Entry<Q, R> e : batch) {
-      // A queued entry is WAITING, or LEAD for the one taking the batch.
-      e.state.set(IN_FLIGHT);
     }
     return batch;
   }

@@ -427,9 +427,10 @@ public final class IdempotencyGuard implements AutoCloseable {
      * <p>A scheduler passed here is not shut down by the guard: whoever created it owns it. This is
      * how several guards share one heartbeat pool (e.g. one guard per subscription over one
      * backend): build each with the same scheduler, close the guards, then shut the scheduler down.
-     * An extension is a short store call, so a small pool serves many guards; a pool with {@link
-     * java.util.concurrent.ScheduledThreadPoolExecutor#setRemoveOnCancelPolicy remove-on-cancel}
-     * keeps finished calls' extensions from piling up.
+     * Each guard keeps one sweep over its live claims planned on it (not a task per call), and
+     * hands it one short extension task per due claim, so a small pool serves many guards; a pool
+     * with {@link java.util.concurrent.ScheduledThreadPoolExecutor#setRemoveOnCancelPolicy
+     * remove-on-cancel} drops a sweep replanned earlier at once.
      */
     public Builder heartbeatScheduler(ScheduledExecutorService value) {
       this.scheduler = Objects.requireNonNull(value, "heartbeatScheduler");

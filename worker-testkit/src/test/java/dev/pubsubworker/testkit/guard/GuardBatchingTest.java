@@ -315,19 +315,8 @@ class GuardBatchingTest {
   void contended_batched_callers_run_each_key_once() throws Exception {
     InMemoryLockBackend memory = new InMemoryLockBackend();
     Map<String, AtomicInteger> counts = new ConcurrentHashMap<>();
-    List<String> batches = new java.util.concurrent.CopyOnWriteArrayList<>();
     try (IdempotencyGuard batched =
-        IdempotencyGuard.newBuilder(memory)
-            .batching(true)
-            .heartbeat(false)
-            .listener(
-                new dev.pubsubworker.core.GuardListener() {
-                  @Override
-                  public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
-                    batches.add(verb + ":" + size);
-                  }
-                })
-            .build()) {
+        IdempotencyGuard.newBuilder(memory).batching(true).heartbeat(false).build()) {
       java.util.concurrent.ExecutorService pool =
           java.util.concurrent.Executors.newFixedThreadPool(8);
       List<CompletableFuture<Void>> all = new ArrayList<>();
