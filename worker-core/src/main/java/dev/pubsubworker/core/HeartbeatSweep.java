@@ -30,7 +30,8 @@ final class HeartbeatSweep {
 
   private final Clock clock;
   private final ScheduledExecutorService scheduler;
-  private final Set<LeaseKeeper> live = ConcurrentHashMap.newKeySet();
+  // Sized for many concurrent calls, so that joining and leaving rarely contend on one bin.
+  private final Set<LeaseKeeper> live = ConcurrentHashMap.newKeySet(1024);
 
   // The planned sweep, guarded by this; plannedAt is also read without the lock as a fast path.
   private ScheduledFuture<?> planned;
