@@ -3,6 +3,7 @@ package dev.pubsubworker.api;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -11,7 +12,8 @@ import java.util.Optional;
 public final class InboundMessage {
 
   private final String messageId;
-  private final byte[] data;
+  // A read-only view; never handed out itself (only duplicates), so its position never moves.
+  private final ByteBuffer data;
   private final Map<String, String> attributes;
   private final String orderingKey;
   private final Instant publishTime;
@@ -33,9 +35,39 @@ public final class InboundMessage {
       String orderingKey,
       Instant publishTime,
       int deliveryAttempt) {
+    this(
+        messageId,
+        ByteBuffer.wrap(data.clone()),
+        Map.copyOf(attributes),
+        orderingKey,
+        publishTime,
+        deliveryAttempt);
+  }
+
+  /**
+   * A message over bytes and attributes the caller guarantees never to change (e.g. those of an
+   * immutable protobuf message): neither is copied, so a handler that never asks for the payload as
+   * an array costs no copy.
+   *
+   * @param messageId Pub/Sub's message id
+   * @param data the payload: the buffer's remaining bytes, which must never change afterwards; the
+   *     buffer itself is not modified (a read-only view of it is kept)
+   * @param attributes the attributes, which must never change afterwards (kept behind an
+   *     unmodifiable view)
+   * @param orderingKey the ordering key, empty when none
+   * @param publishTime when Pub/Sub accepted the publish
+   * @param deliveryAttempt the delivery attempt (1 for the first), or 0 when unknown
+   */
+  public InboundMessage(
+      String messageId,
+      ByteBuffer data,
+      Map<String, String> attributes,
+      String orderingKey,
+      Instant publishTime,
+      int deliveryAttempt) {
     this.messageId = Objects.requireNonNull(messageId, "messageId");
-    this.data = data.clone();
-    this.attributes = Map.copyOf(attributes);
+    this.data = data.slice().asReadOnlyBuffer();
+    this.attributes = Collections.unmodifiableMap(Objects.requireNonNull(attributes, "attributes"));
     this.orderingKey = Objects.requireNonNull(orderingKey, "orderingKey");
     this.publishTime = Objects.requireNonNull(publishTime, "publishTime");
     this.deliveryAttempt = deliveryAttempt;
@@ -46,19 +78,26 @@ public final class InboundMessage {
     return messageId;
   }
 
-  /** The payload bytes (a copy). */
+  /** The payload bytes (a fresh copy on every call). */
   public byte[] data() {
-    return data.clone();
+    byte[] copy = new byte[data.remaining()];
+    data.duplicate().get(copy);
+    return copy;
   }
 
-  /** The payload as a read-only buffer (no copy). */
+  /** The payload as a read-only buffer (no copy), positioned at its first byte. */
   public ByteBuffer dataBuffer() {
-    return ByteBuffer.wrap(data).asReadOnlyBuffer();
+    return data.duplicate();
+  }
+
+  /** The payload's length in bytes. */
+  public int dataSize() {
+    return data.remaining();
   }
 
   /** The payload decoded as UTF-8 (malformed bytes become U+FFFD). */
   public String dataAsUtf8() {
-    return new String(data, StandardCharsets.UTF_8);
+    return new String(data(), StandardCharsets.UTF_8);
   }
 
   /** The attributes, unmodifiable. */
@@ -95,7 +134,7 @@ public final class InboundMessage {
     return "InboundMessage[id="
         + messageId
         + ", bytes="
-        + data.length
+        + data.remaining()
         + ", attempt="
         + deliveryAttempt
         + "]";

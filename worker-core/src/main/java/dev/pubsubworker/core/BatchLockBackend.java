@@ -34,6 +34,16 @@ public interface BatchLockBackend extends LockBackend {
   }
 
   /**
+   * Whether an {@link IdempotencyGuard} on this backend groups concurrent calls into batches unless
+   * its builder says otherwise ({@link IdempotencyGuard.Builder#batching}). Default true: a round
+   * trip to a store costs far more than the hand-off between the waiting threads. A backend whose
+   * verbs cost less than that hand-off (an in-process map) returns false.
+   */
+  default boolean batchingByDefault() {
+    return true;
+  }
+
+  /**
    * Claims every request, each as {@link LockBackend#claim} would, in one round trip where the
    * store allows.
    *

@@ -1,7 +1,7 @@
 package dev.pubsubworker.core;
 
 import java.time.Duration;
-import java.util.UUID;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,19 +23,23 @@ final class ClaimAttempts {
   // Under the guard's logger: its lines are the guard's, and log configuration and alerts name it.
   private static final Logger log = LoggerFactory.getLogger(IdempotencyGuard.class);
 
-  private final LockBackend backend;
+  private final Function<ClaimRequest, ClaimResult> claimVerb;
   private final GuardEvents events;
   private final int retries;
   private final Duration backoff;
   private final UnaryOperator<String> keyLogFormat;
 
+  /**
+   * @param claimVerb the store's claim: the backend's single verb, or a coalescer over its batch
+   *     verb
+   */
   ClaimAttempts(
-      LockBackend backend,
+      Function<ClaimRequest, ClaimResult> claimVerb,
       GuardEvents events,
       int retries,
       Duration backoff,
       UnaryOperator<String> keyLogFormat) {
-    this.backend = backend;
+    this.claimVerb = claimVerb;
     this.events = events;
     this.retries = retries;
     this.backoff = backoff;
@@ -49,21 +53,20 @@ final class ClaimAttempts {
    * @throws IllegalArgumentException if the fingerprint is too long
    */
   ClaimResult claim(String key, CallOptions o) {
-    return claim(
-        new ClaimRequest(key, o.lease, o.ttl, UUID.randomUUID().toString(), o.fingerprint));
+    return claim(new ClaimRequest(key, o.lease, o.ttl, ClaimTokens.next(), o.fingerprint));
   }
 
   /**
    * Claims, retrying store failures; reports each attempt and a won claim to the listeners.
    *
    * @throws LockBackendException the last failure once the retries are spent, or the current one if
-   *     the thread is interrupted while waiting to retry (the interrupt is re-asserted)
+   *     the thread is interrupted (then no retry; the interrupt stays set)
    */
   ClaimResult claim(ClaimRequest request) {
     for (int attempt = 0; ; attempt++) {
       long started = System.nanoTime();
       try {
-        ClaimResult result = backend.claim(request);
+        ClaimResult result = claimVerb.apply(request);
         events.backendCall(GuardListener.Verb.CLAIM, started, true);
         if (result instanceof ClaimResult.Won won) {
           events.claimed(request.key(), won.claim().fence(), won.claim().fence() > 1);
@@ -71,12 +74,12 @@ final class ClaimAttempts {
         return result;
       } catch (LockBackendException e) {
         events.backendCall(GuardListener.Verb.CLAIM, started, false);
-        if (attempt >= retries) {
+        if (attempt >= retries || Thread.currentThread().isInterrupted()) {
           throw e;
         }
         log.debug(
             "claim failed for key {}; retrying with the same token",
-            keyLogFormat.apply(request.key()));
+            new KeyForLogs(request.key(), keyLogFormat));
         try {
           Thread.sleep(backoff.toMillis() << Math.min(attempt, 10));
         } catch (InterruptedException interrupted) {
@@ -102,13 +105,15 @@ final class ClaimAttempts {
       throw heldByOther(key, held);
     }
     checkFingerprint(key, o, ((ClaimResult.AlreadyDone) refused).fingerprint());
-    log.debug("key {} is DONE; skipping the work as a duplicate", keyLogFormat.apply(key));
+    log.debug(
+        "key {} is DONE; skipping the work as a duplicate", new KeyForLogs(key, keyLogFormat));
     events.duplicate(key);
     if (o.onDuplicate != null) {
       try {
         o.onDuplicate.accept(key);
       } catch (RuntimeException e) {
-        log.warn("onDuplicate hook threw for key {}; ignored", keyLogFormat.apply(key), e);
+        log.warn(
+            "onDuplicate hook threw for key {}; ignored", new KeyForLogs(key, keyLogFormat), e);
       }
     }
     return new LockResult.Duplicate<>(key);
@@ -136,7 +141,7 @@ final class ClaimAttempts {
     log.warn(
         "payload fingerprint for key {} differs from the stored one: the key is reused for a"
             + " different payload (a key collision or a producer bug), not a duplicate",
-        keyLogFormat.apply(key));
+        new KeyForLogs(key, keyLogFormat));
     events.fingerprintMismatch(key);
     if (o.fingerprintPolicy == FingerprintPolicy.REJECT) {
       throw new FingerprintMismatchException(key);

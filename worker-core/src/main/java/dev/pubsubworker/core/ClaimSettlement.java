@@ -1,6 +1,7 @@
 package dev.pubsubworker.core;
 
 import java.time.Duration;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,11 +20,21 @@ final class ClaimSettlement {
   private static final Logger log = LoggerFactory.getLogger(IdempotencyGuard.class);
 
   private final LockBackend backend;
+  private final Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb;
   private final GuardEvents events;
   private final UnaryOperator<String> keyLogFormat;
 
-  ClaimSettlement(LockBackend backend, GuardEvents events, UnaryOperator<String> keyLogFormat) {
+  /**
+   * @param completeVerb the store's complete: the backend's single verb, or a coalescer over its
+   *     batch verb
+   */
+  ClaimSettlement(
+      LockBackend backend,
+      Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb,
+      GuardEvents events,
+      UnaryOperator<String> keyLogFormat) {
     this.backend = backend;
+    this.completeVerb = completeVerb;
     this.events = events;
     this.keyLogFormat = keyLogFormat;
   }
@@ -34,7 +45,7 @@ final class ClaimSettlement {
     long started = System.nanoTime();
     boolean completed;
     try {
-      completed = backend.complete(claim, ttl);
+      completed = completeVerb.apply(new BatchLockBackend.CompleteRequest(claim, ttl));
       events.backendCall(GuardListener.Verb.COMPLETE, started, true);
     } catch (RuntimeException e) {
       events.backendCall(GuardListener.Verb.COMPLETE, started, false);
@@ -42,7 +53,7 @@ final class ClaimSettlement {
           "complete failed after the work for key {} (fence {}) succeeded; reporting success so the"
               + " side effect is not repeated, but DONE may be missing and a redelivery may run the"
               + " work again once the lease lapses",
-          keyLogFormat.apply(key),
+          new KeyForLogs(key, keyLogFormat),
           claim.fence(),
           e);
       events.completeFailed(key, claim.fence(), e);
@@ -53,7 +64,7 @@ final class ClaimSettlement {
           "FENCED OUT: the work for key {} (fence {}) succeeded but its lease lapsed and another"
               + " claim took the key before DONE was written; the work may run twice. Lengthen the"
               + " lease or check the heartbeat",
-          keyLogFormat.apply(key),
+          new KeyForLogs(key, keyLogFormat),
           claim.fence());
       events.fencedOut(key, claim.fence());
       return new LockResult.Executed<>(value, claim.fence(), Completion.FENCED_OUT);
@@ -76,7 +87,7 @@ final class ClaimSettlement {
       log.error(
           "fenced out at commit for key {} (fence {}): the lease lapsed and another claim took the"
               + " key; the work's transaction was rolled back and the new holder runs it",
-          keyLogFormat.apply(key),
+          new KeyForLogs(key, keyLogFormat),
           claim.fence());
       events.fencedOutRolledBack(key, claim.fence());
       return new LockResult.Executed<>(value, claim.fence(), Completion.FENCED_OUT_ROLLED_BACK);
@@ -100,7 +111,7 @@ final class ClaimSettlement {
       log.error(
           "release failed after the mutex work for key {} (fence {}) succeeded; reporting success,"
               + " the key stays held until its lease lapses",
-          keyLogFormat.apply(claim.key()),
+          new KeyForLogs(claim.key(), keyLogFormat),
           claim.fence(),
           e);
       events.completeFailed(claim.key(), claim.fence(), e);
@@ -124,14 +135,16 @@ final class ClaimSettlement {
       log.warn(
           "release after a failed work for key {} (fence {}) failed; the key is reclaimable once"
               + " its lease lapses",
-          keyLogFormat.apply(claim.key()),
+          new KeyForLogs(claim.key(), keyLogFormat),
           claim.fence(),
           e);
     }
   }
 
   /**
-   * Releases the claim of abandoned work.
+   * Releases the claim of abandoned work, or a claim won for a caller that was interrupted while
+   * its batched claim was in flight (it will never run the work, so the key is made reclaimable at
+   * once instead of when the lease lapses).
    *
    * @throws RuntimeException what the store threw (typically {@link LockBackendException})
    */

@@ -19,7 +19,7 @@ final class ClaimedRun {
 
   private final LockBackend backend;
   private final Clock clock;
-  private final ScheduledExecutorService scheduler;
+  private final HeartbeatSweep heartbeats;
   private final GuardEvents events;
   private final ClaimSettlement settlement;
   private final UnaryOperator<String> keyLogFormat;
@@ -33,7 +33,7 @@ final class ClaimedRun {
       UnaryOperator<String> keyLogFormat) {
     this.backend = backend;
     this.clock = clock;
-    this.scheduler = scheduler;
+    this.heartbeats = new HeartbeatSweep(clock, scheduler);
     this.events = events;
     this.settlement = settlement;
     this.keyLogFormat = keyLogFormat;
@@ -99,12 +99,11 @@ final class ClaimedRun {
             claim,
             o.lease,
             sentAt,
-            clock,
-            scheduler,
+            heartbeats,
             o.heartbeat,
             o.interruptOnLeaseLoss,
             events,
-            keyLogFormat.apply(claim.key()));
+            new KeyForLogs(claim.key(), keyLogFormat));
     keeper.start();
     GuardWorkContext context = new GuardWorkContext(this, claim, keeper, clock.instant());
     long workStarted = System.nanoTime();

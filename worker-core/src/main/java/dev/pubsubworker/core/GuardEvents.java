@@ -74,6 +74,14 @@ final class GuardEvents {
     each("backendCall", l -> l.backendCall(verb, latency, succeeded));
   }
 
+  /** Reports one batch round trip of {@code size} entries. */
+  void batch(GuardListener.Verb verb, int size, Duration latency, boolean succeeded) {
+    if (listeners.isEmpty()) {
+      return;
+    }
+    each("batch", l -> l.batch(verb, size, latency, succeeded));
+  }
+
   private void each(String event, Consumer<GuardListener> call) {
     for (GuardListener listener : listeners) {
       try {

@@ -81,4 +81,17 @@ public interface GuardListener {
    * @param succeeded false if it threw
    */
   default void backendCall(Verb verb, Duration latency, boolean succeeded) {}
+
+  /**
+   * One batch round trip finished (group commit: see {@link BatchLockBackend}). Each entry of the
+   * batch is also reported as one {@link #backendCall} of its verb, timed from its caller's start,
+   * so call counts and latencies read the same with or without batching; this event adds how many
+   * entries shared the round trip. A lone call goes through the single verb and is not reported
+   * here.
+   *
+   * @param size the entries in the batch, at least 2
+   * @param latency the round trip's duration
+   * @param succeeded false if the round trip failed as a whole
+   */
+  default void batch(Verb verb, int size, Duration latency, boolean succeeded) {}
 }

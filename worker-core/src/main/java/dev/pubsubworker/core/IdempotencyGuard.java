@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.UnaryOperator;
 
 /**
@@ -84,6 +85,7 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final ClaimAttempts claims;
   private final ClaimSettlement settlement;
   private final ClaimedRun run;
+  private final boolean batching;
 
   private IdempotencyGuard(Builder b) {
     this.backend = b.backend;
@@ -92,10 +94,88 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.ownsScheduler = b.scheduler == null;
     this.scheduler = ownsScheduler ? LeaseKeeper.newHeartbeatScheduler() : b.scheduler;
     GuardEvents events = new GuardEvents(b.listeners);
+    boolean batching =
+        backend instanceof BatchLockBackend batch
+            && (b.batching != null ? b.batching : batch.batchingByDefault());
+    Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb;
+    if (batching) {
+      BatchLockBackend batch = (BatchLockBackend) backend;
+      Coalescer<BatchLockBackend.CompleteRequest, Boolean> completes =
+          new Coalescer<>(
+              new Coalescer.Verbs<>() {
+                @Override
+                public Boolean single(BatchLockBackend.CompleteRequest r) {
+                  return batch.complete(r.claim(), r.ttl());
+                }
+
+                @Override
+                public List<BatchLockBackend.BatchResult<Boolean>> batch(
+                    List<BatchLockBackend.CompleteRequest> rs) {
+                  return batch.completeAll(rs);
+                }
+
+                @Override
+                public String key(BatchLockBackend.CompleteRequest r) {
+                  return r.claim().key();
+                }
+              },
+              batch.maxBatchSize(),
+              false,
+              (r, done) -> {},
+              GuardListener.Verb.COMPLETE,
+              events);
+      completeVerb = completes::submit;
+    } else {
+      completeVerb = r -> backend.complete(r.claim(), r.ttl());
+    }
+    this.settlement = new ClaimSettlement(backend, completeVerb, events, b.keyLogFormat);
+    Function<ClaimRequest, ClaimResult> claimVerb;
+    if (batching) {
+      BatchLockBackend batch = (BatchLockBackend) backend;
+      Coalescer<ClaimRequest, ClaimResult> claimer =
+          new Coalescer<>(
+              new Coalescer.Verbs<>() {
+                @Override
+                public ClaimResult single(ClaimRequest r) {
+                  return batch.claim(r);
+                }
+
+                @Override
+                public List<BatchLockBackend.BatchResult<ClaimResult>> batch(
+                    List<ClaimRequest> rs) {
+                  return batch.claimAll(rs);
+                }
+
+                @Override
+                public String key(ClaimRequest r) {
+                  return r.key();
+                }
+              },
+              batch.maxBatchSize(),
+              true,
+              (r, result) -> {
+                if (result instanceof ClaimResult.Won won) {
+                  settlement.releaseAbandoned(won.claim());
+                }
+              },
+              GuardListener.Verb.CLAIM,
+              events);
+      claimVerb = claimer::submit;
+    } else {
+      claimVerb = backend::claim;
+    }
+    this.batching = batching;
     this.claims =
-        new ClaimAttempts(backend, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
-    this.settlement = new ClaimSettlement(backend, events, b.keyLogFormat);
+        new ClaimAttempts(claimVerb, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
     this.run = new ClaimedRun(backend, clock, scheduler, events, settlement, b.keyLogFormat);
+  }
+
+  /**
+   * Whether this guard groups concurrent claims and completes into batches: its backend is a {@link
+   * BatchLockBackend} and {@link Builder#batching} did not turn it off.
+   */
+  public boolean batching() {
+    return batching;
   }
 
   /**
@@ -131,15 +211,15 @@ public final class IdempotencyGuard implements AutoCloseable {
    *     FingerprintPolicy#REJECT}
    * @throws LockBackendException if the store failed before the work ran (or, in transactional
    *     mode, before the transaction committed)
-   * @throws IllegalArgumentException if the key is invalid for the backend, or transactional mode
-   *     is asked of a backend without it; nothing was claimed
+   * @throws InvalidLockKeyException if the key is invalid for the backend; nothing was claimed
+   * @throws IllegalArgumentException if transactional mode is asked of a backend without it
    * @throws E if the work threw; the claim was released first
    */
   public <T, E extends Exception> LockResult<T> lock(
       String key, CallOptions options, GuardedWork<T, E> work) throws E {
     Objects.requireNonNull(work, "work");
     CallOptions o = resolve(options);
-    backend.validateKey(key);
+    validateKey(key);
     if (o.transactional) {
       requireTransactional(backend);
     }
@@ -169,14 +249,14 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws KeyInProgressException if another live claim holds the key, or {@code lock} completed
    *     it (DONE)
    * @throws LockBackendException if the store failed before the work ran
-   * @throws IllegalArgumentException if the key is invalid for the backend; nothing was claimed
+   * @throws InvalidLockKeyException if the key is invalid for the backend; nothing was claimed
    * @throws E if the work threw; the claim was released first
    */
   public <T, E extends Exception> T mutex(String key, CallOptions options, GuardedWork<T, E> work)
       throws E {
     Objects.requireNonNull(work, "work");
     CallOptions o = resolve(options);
-    backend.validateKey(key);
+    validateKey(key);
     Instant sentAt = clock.instant();
     ClaimResult result = claims.claim(key, o);
     if (result instanceof ClaimResult.Won won) {
@@ -228,6 +308,14 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
   }
 
+  private void validateKey(String key) {
+    try {
+      backend.validateKey(key);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidLockKeyException(e);
+    }
+  }
+
   private CallOptions resolve(CallOptions options) {
     return Objects.requireNonNull(options, "options").merge(defaults);
   }
@@ -254,6 +342,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private int claimRetries = DEFAULT_CLAIM_RETRIES;
     private Duration claimRetryBackoff = DEFAULT_CLAIM_RETRY_BACKOFF;
     private UnaryOperator<String> keyLogFormat = UnaryOperator.identity();
+    private Boolean batching;
 
     private Builder(LockBackend backend) {
       this.backend = Objects.requireNonNull(backend, "backend");
@@ -338,9 +427,10 @@ public final class IdempotencyGuard implements AutoCloseable {
      * <p>A scheduler passed here is not shut down by the guard: whoever created it owns it. This is
      * how several guards share one heartbeat pool (e.g. one guard per subscription over one
      * backend): build each with the same scheduler, close the guards, then shut the scheduler down.
-     * An extension is a short store call, so a small pool serves many guards; a pool with {@link
-     * java.util.concurrent.ScheduledThreadPoolExecutor#setRemoveOnCancelPolicy remove-on-cancel}
-     * keeps finished calls' extensions from piling up.
+     * Each guard keeps one sweep over its live claims planned on it (not a task per call), and
+     * hands it one short extension task per due claim, so a small pool serves many guards; a pool
+     * with {@link java.util.concurrent.ScheduledThreadPoolExecutor#setRemoveOnCancelPolicy
+     * remove-on-cancel} drops a sweep replanned earlier at once.
      */
     public Builder heartbeatScheduler(ScheduledExecutorService value) {
       this.scheduler = Objects.requireNonNull(value, "heartbeatScheduler");
@@ -389,6 +479,17 @@ public final class IdempotencyGuard implements AutoCloseable {
      */
     public Builder keyLogFormat(UnaryOperator<String> value) {
       this.keyLogFormat = Objects.requireNonNull(value, "keyLogFormat");
+      return this;
+    }
+
+    /**
+     * Whether to group concurrent claims and completes into batches (group commit, see the class
+     * documentation). Has an effect only on a {@link BatchLockBackend}. Default: on when the
+     * backend supports it and {@link BatchLockBackend#batchingByDefault()} says so (every shipped
+     * store backend; not the in-memory one, whose verbs cost less than the hand-off).
+     */
+    public Builder batching(boolean value) {
+      this.batching = value;
       return this;
     }
 

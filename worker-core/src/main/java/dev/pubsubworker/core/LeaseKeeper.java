@@ -3,24 +3,22 @@ package dev.pubsubworker.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps one claim's lease alive while its work runs: extends it every lease/3 on the shared
- * scheduler, tracks the lease's expiry on the local clock, and declares the lease lost when an
- * extension finds the fence stale or when extensions keep failing until the lease has run out.
+ * Keeps one claim's lease alive while its work runs: extends it every lease/3 through its guard's
+ * {@link HeartbeatSweep}, tracks the lease's expiry on the local clock, and declares the lease lost
+ * when an extension finds the fence stale or when extensions keep failing until the lease has run
+ * out.
  *
- * <p>Thread-safety: {@link #tick} runs on the scheduler, {@link #finish} on the work's thread; both
- * take this object's monitor, which also guards the interrupt so that it can never hit the thread
- * after the work has finished.
+ * <p>Thread-safety: {@link #sweep} runs on the sweep, {@link #tick} on the scheduler, {@link
+ * #finish} on the work's thread; all take this object's monitor, which also guards the interrupt so
+ * that it can never hit the thread after the work has finished.
  */
 final class LeaseKeeper {
 
@@ -30,35 +28,35 @@ final class LeaseKeeper {
   private final Claim claim;
   private final Duration lease;
   private final Clock clock;
-  private final ScheduledExecutorService scheduler;
+  private final HeartbeatSweep sweep;
   private final boolean heartbeat;
   private final boolean interruptOnLoss;
   private final Thread workThread;
   private final GuardEvents events;
-  private final String keyForLogs;
+  private final Object keyForLogs;
 
   private volatile Instant confirmedExpiry;
   private volatile boolean lost;
   private boolean finished;
   private boolean interrupted;
-  private ScheduledFuture<?> next;
+  private boolean extending;
+  private Instant due;
 
   LeaseKeeper(
       LockBackend backend,
       Claim claim,
       Duration lease,
       Instant claimSentAt,
-      Clock clock,
-      ScheduledExecutorService scheduler,
+      HeartbeatSweep sweep,
       boolean heartbeat,
       boolean interruptOnLoss,
       GuardEvents events,
-      String keyForLogs) {
+      Object keyForLogs) {
     this.backend = backend;
     this.claim = claim;
     this.lease = lease;
-    this.clock = clock;
-    this.scheduler = scheduler;
+    this.clock = sweep.clock();
+    this.sweep = sweep;
     this.heartbeat = heartbeat;
     this.interruptOnLoss = interruptOnLoss;
     this.workThread = Thread.currentThread();
@@ -69,7 +67,7 @@ final class LeaseKeeper {
 
   /**
    * The scheduler a guard creates when none is passed in: two daemon threads named {@code
-   * pubsub-worker-heartbeat-N}, dropping cancelled extensions at once.
+   * pubsub-worker-heartbeat-N}, dropping cancelled sweeps at once.
    */
   static ScheduledExecutorService newHeartbeatScheduler() {
     AtomicInteger n = new AtomicInteger();
@@ -84,10 +82,15 @@ final class LeaseKeeper {
     return executor;
   }
 
-  /** Schedules the first extension, if the heartbeat is on. */
-  synchronized void start() {
+  /** Joins the sweep with the first extension due in lease/3, if the heartbeat is on. */
+  void start() {
     if (heartbeat) {
-      schedule(interval());
+      Instant first;
+      synchronized (this) {
+        first = clock.instant().plus(interval());
+        due = first;
+      }
+      sweep.join(this, first);
     }
   }
 
@@ -107,10 +110,10 @@ final class LeaseKeeper {
     boolean clearInterrupt;
     synchronized (this) {
       finished = true;
-      if (next != null) {
-        next.cancel(false);
-      }
       clearInterrupt = interrupted;
+    }
+    if (heartbeat) {
+      sweep.leave(this);
     }
     if (clearInterrupt && Thread.currentThread() == workThread) {
       // The interrupt was ours, aimed at the work; it must not leak into the caller's thread.
@@ -126,28 +129,51 @@ final class LeaseKeeper {
     synchronized (this) {
       finished = true;
       lost = true;
-      if (next != null) {
-        next.cancel(false);
+    }
+    if (heartbeat) {
+      sweep.leave(this);
+    }
+  }
+
+  /**
+   * Called by the sweep at {@code now}: starts the extension if it is due and none is running.
+   *
+   * @return when this keeper next needs the sweep, or null if it does not (its extension is running
+   *     and will plan the sweep itself, or it has ended)
+   */
+  Instant sweep(Instant now) {
+    synchronized (this) {
+      if (finished || lost || extending) {
+        return null;
+      }
+      if (due.isAfter(now)) {
+        return due;
+      }
+      extending = true;
+    }
+    if (!sweep.submit(this::tick)) {
+      synchronized (this) {
+        extending = false;
       }
     }
+    return null;
   }
 
   private Duration interval() {
     return Duration.ofMillis(Math.max(1, lease.toMillis() / 3));
   }
 
-  private void schedule(Duration delay) {
-    try {
-      next = scheduler.schedule(this::tick, Math.max(1, delay.toMillis()), TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      // The guard was closed while work still ran: no more extensions; the lease will lapse.
-      log.warn("heartbeat scheduler refused the next extension; lease will lapse", e);
-    }
+  /** Plans the next extension at {@code delay} from now. Caller holds the monitor. */
+  private Instant planNext(Duration delay) {
+    extending = false;
+    due = clock.instant().plus(delay.isZero() ? Duration.ofMillis(1) : delay);
+    return due;
   }
 
   private void tick() {
     synchronized (this) {
       if (finished || lost) {
+        extending = false;
         return;
       }
     }
@@ -162,18 +188,22 @@ final class LeaseKeeper {
       onExtendFailed(e);
       return;
     }
+    Instant next = null;
     synchronized (this) {
       if (finished) {
+        extending = false;
         return;
       }
       if (extended) {
         confirmedExpiry = sentAt.plus(lease);
-        schedule(interval());
+        next = planNext(interval());
       } else {
+        extending = false;
         markLost();
       }
     }
     if (extended) {
+      sweep.sweepBy(next);
       events.leaseExtended(claim.key(), claim.fence());
     } else {
       log.warn(
@@ -187,18 +217,23 @@ final class LeaseKeeper {
   private void onExtendFailed(RuntimeException e) {
     Instant now = clock.instant();
     boolean nowLost;
+    Instant next = null;
     synchronized (this) {
       if (finished) {
+        extending = false;
         return;
       }
       nowLost = !now.isBefore(confirmedExpiry);
       if (nowLost) {
+        extending = false;
         markLost();
       } else {
         // Keep trying, faster than the regular interval, but check again no later than expiry.
         Duration untilExpiry = Duration.between(now, confirmedExpiry);
         Duration retry = Duration.ofMillis(Math.max(1, lease.toMillis() / 10));
-        schedule(retry.compareTo(untilExpiry) < 0 ? retry : untilExpiry);
+        extending = false;
+        due = now.plus(retry.compareTo(untilExpiry) < 0 ? retry : untilExpiry);
+        next = due;
       }
     }
     if (nowLost) {
@@ -209,6 +244,7 @@ final class LeaseKeeper {
           e);
       events.leaseLost(claim.key(), claim.fence(), GuardListener.LeaseLoss.STORE_UNREACHABLE);
     } else {
+      sweep.sweepBy(next);
       log.debug("lease extension failed for key {}; retrying", keyForLogs, e);
     }
   }

@@ -25,13 +25,23 @@ public final class LockKeys {
     if (key.isEmpty()) {
       throw new IllegalArgumentException("lock key is empty");
     }
-    for (int i = 0; i < key.length(); i++) {
+    // One pass: well-formedness and the UTF-8 length together.
+    int bytes = 0;
+    int n = key.length();
+    for (int i = 0; i < n; i++) {
       char c = key.charAt(i);
-      if (Character.isHighSurrogate(c)
-          && i + 1 < key.length()
+      if (c < 0x80) {
+        bytes += 1;
+      } else if (c < 0x800) {
+        bytes += 2;
+      } else if (!Character.isSurrogate(c)) {
+        bytes += 3;
+      } else if (Character.isHighSurrogate(c)
+          && i + 1 < n
           && Character.isLowSurrogate(key.charAt(i + 1))) {
+        bytes += 4;
         i++;
-      } else if (Character.isSurrogate(c)) {
+      } else {
         throw new IllegalArgumentException(
             "lock key has an unpaired surrogate U+"
                 + String.format("%04X", (int) c)
@@ -40,7 +50,6 @@ public final class LockKeys {
                 + "; keys must be well-formed UTF-16");
       }
     }
-    int bytes = utf8Length(key);
     if (bytes > maxUtf8Bytes) {
       throw new IllegalArgumentException(
           "lock key is "

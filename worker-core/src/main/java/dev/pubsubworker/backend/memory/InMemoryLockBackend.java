@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.memory;
 
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -11,11 +12,14 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 
 /**
  * A {@link LockBackend} and {@link LockAdmin} over a {@link ConcurrentHashMap}: every verb is
@@ -25,8 +29,13 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Process-local and not persistent: two processes each have their own records, and a restart
  * forgets everything. Use it for tests and single-process consumers; a fleet needs a shared store.
  * Keys up to {@value #MAX_KEY_BYTES} UTF-8 bytes. Thread-safe.
+ *
+ * <p>The batch verbs ({@link #claimAll}, {@link #completeAll}) apply each entry as its single verb,
+ * atomically per entry, in order; they exist so that the guard's group commit and the batched
+ * suites can run in-process. A guard does not batch on this backend unless asked to ({@link
+ * #batchingByDefault()} is false): a map update costs less than handing work between threads.
  */
-public final class InMemoryLockBackend implements LockBackend, LockAdmin {
+public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
 
   /** The longest key accepted, in UTF-8 bytes. */
   public static final int MAX_KEY_BYTES = 64 * 1024;
@@ -60,6 +69,56 @@ public final class InMemoryLockBackend implements LockBackend, LockAdmin {
   @Override
   public int maxKeyBytes() {
     return MAX_KEY_BYTES;
+  }
+
+  /**
+   * False: see the class documentation; a guard built with {@code batching(true)} batches anyway.
+   */
+  @Override
+  public boolean batchingByDefault() {
+    return false;
+  }
+
+  @Override
+  public List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests) {
+    requireBatch(requests, ClaimRequest::key);
+    List<BatchResult<ClaimResult>> results = new ArrayList<>(requests.size());
+    for (ClaimRequest r : requests) {
+      try {
+        results.add(BatchResult.of(claim(r)));
+      } catch (RuntimeException e) {
+        results.add(BatchResult.failed(e));
+      }
+    }
+    return results;
+  }
+
+  @Override
+  public List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {
+    requireBatch(requests, r -> r.claim().key());
+    List<BatchResult<Boolean>> results = new ArrayList<>(requests.size());
+    for (CompleteRequest r : requests) {
+      try {
+        results.add(BatchResult.of(complete(r.claim(), r.ttl())));
+      } catch (RuntimeException e) {
+        results.add(BatchResult.failed(e));
+      }
+    }
+    return results;
+  }
+
+  private <Q> void requireBatch(List<Q> requests, Function<Q, String> key) {
+    Objects.requireNonNull(requests, "requests");
+    if (requests.isEmpty() || requests.size() > maxBatchSize()) {
+      throw new IllegalArgumentException(
+          "a batch needs 1 to " + maxBatchSize() + " entries, but had " + requests.size());
+    }
+    Set<String> keys = new HashSet<>();
+    for (Q r : requests) {
+      if (!keys.add(key.apply(Objects.requireNonNull(r, "request")))) {
+        throw new IllegalArgumentException("a batch repeats a key");
+      }
+    }
   }
 
   @Override

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,6 +78,11 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
   private final List<String> subscriptions;
   private final Map<String, SubscriptionMeters> bySubscription = new ConcurrentHashMap<>();
   private final Map<StoreCall, Timer> storeTimers = new ConcurrentHashMap<>();
+
+  /** The guard verbs' store timers at [verb ordinal * 2 + (success ? 1 : 0)], made on first use. */
+  private final AtomicReferenceArray<Timer> verbTimers =
+      new AtomicReferenceArray<>(GuardListener.Verb.values().length * 2);
+
   private final AtomicBoolean warned = new AtomicBoolean();
   private volatile MeterRegistry registry;
 
@@ -104,26 +110,38 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
 
   // DispatchListener
 
+  // The per-delivery events record on pre-resolved meters: one map read for the subscription, then
+  // array and field reads; no lambdas, tags or meter lookups per call.
+
   @Override
   public void received(String subscription) {
-    safely(() -> meters(subscription).received.increment());
+    try {
+      meters(subscription).received.increment();
+    } catch (RuntimeException e) {
+      dropped(e);
+    }
   }
 
   @Override
   public void settled(String subscription, Outcome outcome, Duration handlerTime) {
-    safely(
-        () -> {
-          SubscriptionMeters m = meters(subscription);
-          m.settled.get(outcome).increment();
-          if (handlerTime != null && !handlerTime.isZero() && !handlerTime.isNegative()) {
-            m.handlerTimer(outcome).record(handlerTime);
-          }
-        });
+    try {
+      SubscriptionMeters m = meters(subscription);
+      m.settled[outcome.ordinal()].increment();
+      if (handlerTime != null && !handlerTime.isZero() && !handlerTime.isNegative()) {
+        m.handlerTimer(outcome).record(handlerTime);
+      }
+    } catch (RuntimeException e) {
+      dropped(e);
+    }
   }
 
   @Override
   public void inFlight(String subscription, int delta) {
-    safely(() -> meters(subscription).inFlight.addAndGet(delta));
+    try {
+      meters(subscription).inFlight.addAndGet(delta);
+    } catch (RuntimeException e) {
+      dropped(e);
+    }
   }
 
   @Override
@@ -186,20 +204,40 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
           if (r == null) {
             return;
           }
-          storeTimers
-              .computeIfAbsent(
-                  new StoreCall(verb, succeeded),
-                  c ->
-                      Timer.builder(MetricNames.LOCK_STORE_CALLS)
-                          .description("Lock-store calls, by verb and result")
-                          .tag(MetricNames.VERB, c.verb())
-                          .tag(
-                              MetricNames.RESULT,
-                              c.succeeded() ? MetricNames.SUCCESS : MetricNames.FAILURE)
-                          .serviceLevelObjectives(LOCK_STORE_BUCKETS)
-                          .register(r))
-              .record(latency);
+          storeTimer(r, new StoreCall(verb, succeeded)).record(latency);
         });
+  }
+
+  /** Records one guard store call on its pre-resolved timer. Never throws. */
+  private void guardStoreCall(GuardListener.Verb verb, Duration latency, boolean succeeded) {
+    try {
+      MeterRegistry r = registry;
+      if (r == null) {
+        return;
+      }
+      int i = verb.ordinal() * 2 + (succeeded ? 1 : 0);
+      Timer t = verbTimers.get(i);
+      if (t == null) {
+        // A benign race: the registry hands every racer the same timer.
+        t = storeTimer(r, new StoreCall(MetricNames.tagValue(verb), succeeded));
+        verbTimers.set(i, t);
+      }
+      t.record(latency);
+    } catch (RuntimeException e) {
+      dropped(e);
+    }
+  }
+
+  private Timer storeTimer(MeterRegistry r, StoreCall call) {
+    return storeTimers.computeIfAbsent(
+        call,
+        c ->
+            Timer.builder(MetricNames.LOCK_STORE_CALLS)
+                .description("Lock-store calls, by verb and result")
+                .tag(MetricNames.VERB, c.verb())
+                .tag(MetricNames.RESULT, c.succeeded() ? MetricNames.SUCCESS : MetricNames.FAILURE)
+                .serviceLevelObjectives(LOCK_STORE_BUCKETS)
+                .register(r));
   }
 
   /** The subscription's meters, registering them on first use; detached ones before binding. */
@@ -208,18 +246,25 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     if (r == null) {
       return SubscriptionMeters.DETACHED;
     }
-    return bySubscription.computeIfAbsent(subscription, s -> new SubscriptionMeters(r, s));
+    SubscriptionMeters m = bySubscription.get(subscription);
+    return m != null
+        ? m
+        : bySubscription.computeIfAbsent(subscription, s -> new SubscriptionMeters(r, s));
   }
 
   private void safely(Runnable record) {
     try {
       record.run();
     } catch (RuntimeException e) {
-      if (warned.compareAndSet(false, true)) {
-        log.warn("recording a metric failed; the event is dropped (further failures at DEBUG)", e);
-      } else {
-        log.debug("recording a metric failed; the event is dropped", e);
-      }
+      dropped(e);
+    }
+  }
+
+  private void dropped(RuntimeException e) {
+    if (warned.compareAndSet(false, true)) {
+      log.warn("recording a metric failed; the event is dropped (further failures at DEBUG)", e);
+    } else {
+      log.debug("recording a metric failed; the event is dropped", e);
     }
   }
 
@@ -227,48 +272,62 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
   private final class SubscriptionGuardListener implements GuardListener {
 
     private final String subscription;
+    private volatile SubscriptionMeters resolved;
 
     SubscriptionGuardListener(String subscription) {
       this.subscription = subscription;
     }
 
+    /** This subscription's meters, looked up once after binding. */
+    private SubscriptionMeters meters() {
+      SubscriptionMeters m = resolved;
+      if (m == null) {
+        m = WorkerMetrics.this.meters(subscription);
+        if (m != SubscriptionMeters.DETACHED) {
+          resolved = m;
+        }
+      }
+      return m;
+    }
+
     @Override
     public void claimed(String key, long fence, boolean reclaim) {
-      safely(
-          () -> {
-            SubscriptionMeters m = meters(subscription);
-            (reclaim ? m.reclaims : m.firstClaims).increment();
-          });
+      try {
+        SubscriptionMeters m = meters();
+        (reclaim ? m.reclaims : m.firstClaims).increment();
+      } catch (RuntimeException e) {
+        dropped(e);
+      }
     }
 
     @Override
     public void leaseExtended(String key, long fence) {
-      safely(() -> meters(subscription).leaseExtensions.increment());
+      safely(() -> meters().leaseExtensions.increment());
     }
 
     @Override
     public void leaseLost(String key, long fence, GuardListener.LeaseLoss cause) {
-      safely(() -> meters(subscription).leasesLost.get(cause).increment());
+      safely(() -> meters().leasesLost.get(cause).increment());
     }
 
     @Override
     public void fencedOut(String key, long fence) {
-      safely(() -> meters(subscription).fencedOut.increment());
+      safely(() -> meters().fencedOut.increment());
     }
 
     @Override
     public void completeFailed(String key, long fence, RuntimeException error) {
-      safely(() -> meters(subscription).completeFailed.increment());
+      safely(() -> meters().completeFailed.increment());
     }
 
     @Override
     public void fingerprintMismatch(String key) {
-      safely(() -> meters(subscription).fingerprintMismatches.increment());
+      safely(() -> meters().fingerprintMismatches.increment());
     }
 
     @Override
     public void backendCall(Verb verb, Duration latency, boolean succeeded) {
-      safely(() -> lockStoreCall(MetricNames.tagValue(verb), latency, succeeded));
+      guardStoreCall(verb, latency, succeeded);
     }
   }
 
@@ -285,8 +344,9 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     private final MeterRegistry registry;
     private final String subscription;
     final Counter received;
-    final Map<Outcome, Counter> settled = new EnumMap<>(Outcome.class);
-    final Map<Outcome, Timer> handlerTimers = new ConcurrentHashMap<>();
+    final Counter[] settled = new Counter[Outcome.values().length];
+    private final AtomicReferenceArray<Timer> handlerTimers =
+        new AtomicReferenceArray<>(Outcome.values().length);
     final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger parked = new AtomicInteger();
     final Map<Outcome, Timer> parkedWaitTimers = new ConcurrentHashMap<>();
@@ -308,11 +368,10 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
           counter(MetricNames.MESSAGES_RECEIVED, "Deliveries that reached the dispatcher")
               .register(registry);
       for (Outcome o : Outcome.values()) {
-        settled.put(
-            o,
+        settled[o.ordinal()] =
             counter(MetricNames.MESSAGES_SETTLED, "Deliveries settled, by outcome")
                 .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
-                .register(registry));
+                .register(registry);
       }
       Gauge.builder(MetricNames.MESSAGES_IN_FLIGHT, inFlight, AtomicInteger::get)
           .description("Deliveries whose handling is in progress")
@@ -359,16 +418,20 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
               .register(registry);
     }
 
+    /** The outcome's handler timer, registered with its first sample (a benign race). */
     Timer handlerTimer(Outcome outcome) {
-      return handlerTimers.computeIfAbsent(
-          outcome,
-          o ->
-              Timer.builder(MetricNames.HANDLER_DURATION)
-                  .description("Time from dispatch to settlement of one delivery")
-                  .tag(MetricNames.SUBSCRIPTION, subscription)
-                  .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
-                  .serviceLevelObjectives(HANDLER_BUCKETS)
-                  .register(registry));
+      Timer t = handlerTimers.get(outcome.ordinal());
+      if (t == null) {
+        t =
+            Timer.builder(MetricNames.HANDLER_DURATION)
+                .description("Time from dispatch to settlement of one delivery")
+                .tag(MetricNames.SUBSCRIPTION, subscription)
+                .tag(MetricNames.OUTCOME, MetricNames.tagValue(outcome))
+                .serviceLevelObjectives(HANDLER_BUCKETS)
+                .register(registry);
+        handlerTimers.set(outcome.ordinal(), t);
+      }
+      return t;
     }
 
     Timer parkedWaitTimer(Outcome outcome) {

@@ -10,6 +10,7 @@ import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.CallOptions;
 import dev.pubsubworker.core.FingerprintMismatchException;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockKeyException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockResult;
@@ -706,14 +707,11 @@ final class GuardedDispatcher {
       return unkeyed(
           message, entry, "no-key", "no key: " + config.key().text() + " did not resolve");
     }
-    // Stored under the subscription's namespace (SPEC §6), validated as a whole: a message on one
-    // subscription cannot claim, or be suppressed by, another namespace's key.
+    // Stored under the subscription's namespace (SPEC §6), validated as a whole (by the guard,
+    // once,
+    // before any I/O): a message on one subscription cannot claim, or be suppressed by, another
+    // namespace's key.
     String k = config.storedKey(key.get());
-    try {
-      guard.backend().validateKey(k);
-    } catch (IllegalArgumentException e) {
-      return unkeyed(message, entry, "invalid-key", "invalid key: " + e.getMessage());
-    }
     entry.key = k;
     entry.observer.keyResolved(k);
     MDC.put(MdcKeys.KEY, keyLogFormat.apply(k));
@@ -737,6 +735,13 @@ final class GuardedDispatcher {
       }
       log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(k));
       return Outcome.DUPLICATE;
+    } catch (InvalidLockKeyException e) {
+      if (entry.context != null) {
+        // Thrown by the handler, not the guard's key check.
+        return handlerFailed(message, entry, e);
+      }
+      MDC.remove(MdcKeys.KEY);
+      return unkeyed(message, entry, "invalid-key", "invalid key: " + e.getMessage());
     } catch (KeyInProgressException e) {
       return inProgress(d, k, e);
     } catch (FingerprintMismatchException e) {
@@ -926,9 +931,10 @@ final class GuardedDispatcher {
 
   private static InboundMessage toInbound(PubsubMessage m) {
     Integer attempt = Subscriber.getDeliveryAttempt(m);
+    // No copy: a read-only view of the message's immutable bytes and attribute map.
     return new InboundMessage(
         m.getMessageId(),
-        m.getData().toByteArray(),
+        m.getData().asReadOnlyByteBuffer(),
         m.getAttributesMap(),
         m.getOrderingKey(),
         Instant.ofEpochSecond(m.getPublishTime().getSeconds(), m.getPublishTime().getNanos()),

@@ -200,7 +200,10 @@ class IdempotencyGuardTest {
       finish.countDown();
       LockResult<Boolean> result = job.get(10, TimeUnit.SECONDS);
       assertThat(result).isEqualTo(new LockResult.Executed<>(false, 1, Completion.COMPLETED));
+      // The sweep planned for the next due time finds no live claim and plans nothing more.
+      time.advance(Duration.ofSeconds(10));
       assertThat(time.pendingTasks()).isZero();
+      assertThat(backend.extends_).hasValue(9);
       assertThat(listener.events).contains("extended:job:1");
     }
 

@@ -65,6 +65,11 @@ final class RecordingListener implements GuardListener {
     events.add("call:" + verb + ":" + (succeeded ? "ok" : "failed"));
   }
 
+  @Override
+  public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
+    events.add("batch:" + verb + ":" + size + ":" + (succeeded ? "ok" : "failed"));
+  }
+
   List<String> without(String prefix) {
     return events.stream().filter(e -> !e.startsWith(prefix)).toList();
   }

@@ -1,0 +1,311 @@
+package dev.pubsubworker.core;
+
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.BiConsumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit of one store verb: concurrent callers' requests go to the store in one round trip.
+ *
+ * <p>The first caller to find no flush in progress leads: it sends its own request alone, through
+ * the single verb, so a lone caller pays no added latency (no timer, no batch of one). Callers that
+ * arrive while a flush is in flight queue up and wait. When a flush ends, its leader hands the lead
+ * to the oldest queued caller, which sends what is queued as one batch: up to {@code maxBatch}
+ * entries with distinct keys, oldest first (an entry whose key is already in the batch stays queued
+ * for the next one), through the batch verb, or through the single verb if only one entry is
+ * queued. Each caller waits for at most its own batch after the flush in flight.
+ *
+ * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
+ * exception; a round trip that fails as a whole fails every entry of the batch with a {@link
+ * LockBackendException} carrying the failure (its outcome unknown, as for a failed single verb).
+ *
+ * <p>Interrupts: with {@code interruptible}, a caller interrupted while its entry is still queued
+ * leaves the queue (nothing was sent) and gets a {@link LockBackendException}; one interrupted
+ * while its entry is in flight gives the entry up, and whoever delivers a result to a given-up
+ * entry passes it to {@code onAbandoned} (for a claim: release a won claim, so the key is not held
+ * by a claim nobody runs). A caller that has been handed the lead always leads (its interrupt is
+ * restored afterwards), so the queue never stalls. Without {@code interruptible}, a caller waits
+ * for its result whatever happens and restores its interrupt status before returning. In every case
+ * the caller's interrupt status is set again when it returns or throws.
+ *
+ * <p>Thread-safe.
+ *
+ * @param <Q> the request type
+ * @param <R> the result type
+ */
+final class Coalescer<Q, R> {
+
+  private static final Logger log = LoggerFactory.getLogger(IdempotencyGuard.class);
+
+  /** The verbs one coalescer drives. */
+  interface Verbs<Q, R> {
+    /** The single verb, for a lone request. */
+    R single(Q request);
+
+    /** The batch verb: one result per request, in order. */
+    List<BatchLockBackend.BatchResult<R>> batch(List<Q> requests);
+
+    /** The key of a request: no two entries of one batch share it. */
+    String key(Q request);
+  }
+
+  private static final int WAITING = 0;
+  private static final int LEAD = 1;
+  private static final int IN_FLIGHT = 2;
+  private static final int DONE = 3;
+  private static final int GIVEN_UP = 4;
+
+  private final Verbs<Q, R> verbs;
+  private final int maxBatch;
+  private final boolean interruptible;
+  private final BiConsumer<Q, R> onAbandoned;
+  private final GuardListener.Verb verb;
+  private final GuardEvents events;
+
+  private final Object lock = new Object();
+  private final ArrayDeque<Entry<Q, R>> queue = new ArrayDeque<>();
+  private boolean busy;
+
+  Coalescer(
+      Verbs<Q, R> verbs,
+      int maxBatch,
+      boolean interruptible,
+      BiConsumer<Q, R> onAbandoned,
+      GuardListener.Verb verb,
+      GuardEvents events) {
+    if (maxBatch < 2) {
+      throw new IllegalArgumentException("maxBatchSize must be at least 2, but was " + maxBatch);
+    }
+    this.verbs = verbs;
+    this.maxBatch = maxBatch;
+    this.interruptible = interruptible;
+    this.onAbandoned = onAbandoned;
+    this.verb = verb;
+    this.events = events;
+  }
+
+  /** One caller's request and, once delivered, its outcome. */
+  private static final class Entry<Q, R> {
+    final Q request;
+    final Thread caller = Thread.currentThread();
+    final AtomicInteger state = new AtomicInteger(WAITING);
+    R result;
+    RuntimeException failure;
+
+    Entry(Q request) {
+      this.request = request;
+    }
+  }
+
+  /**
+   * Sends {@code request}, alone or in a batch, and returns its result.
+   *
+   * @throws RuntimeException what the single verb would have thrown for it
+   */
+  R submit(Q request) {
+    Entry<Q, R> entry = new Entry<>(request);
+    boolean lead;
+    synchronized (lock) {
+      lead = !busy;
+      if (lead) {
+        busy = true;
+      } else {
+        queue.addLast(entry);
+      }
+    }
+    if (lead) {
+      List<Entry<Q, R>> alone = new ArrayList<>(1);
+      alone.add(entry);
+      entry.state.set(IN_FLIGHT);
+      flushAndHandOff(alone);
+      return outcome(entry, false);
+    }
+    return await(entry);
+  }
+
+  private R await(Entry<Q, R> entry) {
+    boolean interrupted = false;
+    while (true) {
+      int s = entry.state.get();
+      if (s == DONE) {
+        return outcome(entry, interrupted);
+      }
+      if (s == LEAD) {
+        List<Entry<Q, R>> batch = takeBatch();
+        flushAndHandOff(batch);
+        return outcome(entry, interrupted);
+      }
+      LockSupport.park(this);
+      if (Thread.interrupted()) {
+        interrupted = true;
+        if (interruptible && giveUp(entry)) {
+          Thread.currentThread().interrupt();
+          throw new LockBackendException(
+              "interrupted while waiting for a batched "
+                  + verb.name().toLowerCase(java.util.Locale.ROOT)
+                  + "; nothing of it is kept");
+        }
+      }
+    }
+  }
+
+  /**
+   * Gives the entry up after an interrupt: a queued entry leaves the queue; an entry in flight is
+   * marked so its deliverer hands the result to {@code onAbandoned}. False if the entry was handed
+   * the lead or its result is already there (the caller then proceeds as usual).
+   */
+  private boolean giveUp(Entry<Q, R> entry) {
+    synchronized (lock) {
+      if (entry.state.get() == WAITING && queue.remove(entry)) {
+        entry.state.set(GIVEN_UP);
+        return true;
+      }
+    }
+    return entry.state.compareAndSet(IN_FLIGHT, GIVEN_UP);
+  }
+
+  private R outcome(Entry<Q, R> entry, boolean interrupted) {
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+    if (entry.failure != null) {
+      throw entry.failure;
+    }
+    return entry.result;
+  }
+
+  /** Takes the next batch off the queue: oldest first, distinct keys, at most {@code maxBatch}. */
+  private List<Entry<Q, R>> takeBatch() {
+    List<Entry<Q, R>> batch = new ArrayList<>();
+    Set<String> keys = new HashSet<>();
+    synchronized (lock) {
+      Iterator<Entry<Q, R>> it = queue.iterator();
+      while (it.hasNext() && batch.size() < maxBatch) {
+        Entry<Q, R> e = it.next();
+        if (keys.add(verbs.key(e.request))) {
+          it.remove();
+          batch.add(e);
+          // Under the lock, so an interrupted caller finds its entry either queued or in flight.
+          e.state.set(IN_FLIGHT);
+        }
+      }
+    }
+    return batch;
+  }
+
+  private void flushAndHandOff(List<Entry<Q, R>> batch) {
+    try {
+      flush(batch);
+    } finally {
+      Entry<Q, R> next;
+      synchronized (lock) {
+        next = queue.peekFirst();
+        if (next == null) {
+          busy = false;
+        } else {
+          next.state.set(LEAD);
+        }
+      }
+      if (next != null) {
+        LockSupport.unpark(next.caller);
+      }
+    }
+  }
+
+  private void flush(List<Entry<Q, R>> batch) {
+    if (batch.size() == 1) {
+      Entry<Q, R> only = batch.get(0);
+      try {
+        deliver(only, verbs.single(only.request), null);
+      } catch (RuntimeException e) {
+        deliver(only, null, e);
+      } catch (Error e) {
+        deliver(only, null, new LockBackendException("store call failed", e));
+        throw e;
+      }
+      return;
+    }
+    List<Q> requests = new ArrayList<>(batch.size());
+    for (Entry<Q, R> e : batch) {
+      requests.add(e.request);
+    }
+    long started = System.nanoTime();
+    List<BatchLockBackend.BatchResult<R>> results;
+    try {
+      results = verbs.batch(requests);
+      if (results == null || results.size() != requests.size()) {
+        throw new LockBackendException(
+            "batch returned "
+                + (results == null ? "no" : Integer.toString(results.size()))
+                + " results for "
+                + requests.size()
+                + " requests");
+      }
+    } catch (RuntimeException | Error e) {
+      events.batch(verb, batch.size(), Duration.ofNanos(System.nanoTime() - started), false);
+      for (Entry<Q, R> entry : batch) {
+        deliver(entry, null, asEntryFailure(e));
+      }
+      if (e instanceof Error error) {
+        throw error;
+      }
+      return;
+    }
+    events.batch(verb, batch.size(), Duration.ofNanos(System.nanoTime() - started), true);
+    for (int i = 0; i < batch.size(); i++) {
+      BatchLockBackend.BatchResult<R> r = results.get(i);
+      if (r == null) {
+        deliver(batch.get(i), null, new LockBackendException("batch returned a null entry"));
+      } else if (r.isFailure()) {
+        deliver(batch.get(i), null, r.failure());
+      } else {
+        deliver(batch.get(i), r.get(), null);
+      }
+    }
+  }
+
+  /**
+   * The failure one entry of a failed round trip sees: a store failure as its single verb would
+   * throw it, one instance per entry so that callers on different threads never share it.
+   */
+  private static RuntimeException asEntryFailure(Throwable batchFailure) {
+    if (batchFailure instanceof LockBackendException e) {
+      return new LockBackendException(e.getMessage(), e);
+    }
+    if (batchFailure instanceof IllegalArgumentException e) {
+      return new IllegalArgumentException(e.getMessage(), e);
+    }
+    return new LockBackendException("batched store call failed: " + batchFailure, batchFailure);
+  }
+
+  private void deliver(Entry<Q, R> entry, R result, RuntimeException failure) {
+    entry.result = result;
+    entry.failure = failure;
+    if (entry.state.compareAndSet(IN_FLIGHT, DONE)) {
+      if (entry.caller != Thread.currentThread()) {
+        LockSupport.unpark(entry.caller);
+      }
+      return;
+    }
+    // Given up by an interrupted caller: nobody will act on this result.
+    if (failure == null) {
+      try {
+        onAbandoned.accept(entry.request, result);
+      } catch (RuntimeException e) {
+        log.warn(
+            "settling a batched {} whose caller was interrupted failed; it lapses with its lease",
+            verb,
+            e);
+      }
+    }
+  }
+}
