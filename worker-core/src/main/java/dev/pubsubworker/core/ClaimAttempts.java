@@ -5,6 +5,7 @@ import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The claim phase of a guarded call: the claim with retries, and what a refused claim means for
@@ -50,7 +51,7 @@ final class ClaimAttempts {
    */
   ClaimResult claim(String key, CallOptions o) {
     return claim(
-        new ClaimRequest(key, o.lease, o.ttl, UUID.randomUUID().toString(), o.fingerprint));
+        new ClaimRequest(key, o.mergedLease(), o.mergedTtl(), UUID.randomUUID().toString(), o.fingerprint));
   }
 
   /**
@@ -129,7 +130,7 @@ final class ClaimAttempts {
         key, KeyInProgressException.Reason.HELD_BY_OTHER, held.leaseExpiry());
   }
 
-  private void checkFingerprint(String key, CallOptions o, String stored) {
+  private void checkFingerprint(String key, CallOptions o, @Nullable String stored) {
     if (o.fingerprint == null || stored == null || o.fingerprint.equals(stored)) {
       return;
     }

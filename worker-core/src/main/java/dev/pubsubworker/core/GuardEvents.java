@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Delivers guard events to every registered {@link GuardListener}. A listener that throws is logged
@@ -29,7 +30,7 @@ final class GuardEvents {
     each("duplicate", l -> l.duplicate(key));
   }
 
-  void contended(String key, Instant leaseExpiry) {
+  void contended(String key, @Nullable Instant leaseExpiry) {
     each("contended", l -> l.contended(key, leaseExpiry));
   }
 

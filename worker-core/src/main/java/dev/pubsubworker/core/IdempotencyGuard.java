@@ -9,6 +9,7 @@ import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs work under an idempotency claim on a {@link LockBackend}: {@link #lock} runs it at most once
@@ -89,8 +90,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.backend = b.backend;
     this.defaults = b.defaults;
     this.clock = b.clock;
-    this.ownsScheduler = b.scheduler == null;
-    this.scheduler = ownsScheduler ? LeaseKeeper.newHeartbeatScheduler() : b.scheduler;
+    ScheduledExecutorService given = b.scheduler;
+    this.ownsScheduler = given == null;
+    this.scheduler = given != null ? given : LeaseKeeper.newHeartbeatScheduler();
     GuardEvents events = new GuardEvents(b.listeners);
     this.claims =
         new ClaimAttempts(backend, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
@@ -140,7 +142,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Objects.requireNonNull(work, "work");
     CallOptions o = resolve(options);
     backend.validateKey(key);
-    if (o.transactional) {
+    if (o.mergedTransactional()) {
       requireTransactional(backend);
     }
     Instant sentAt = clock.instant();
@@ -249,7 +251,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     private final LockBackend backend;
     private CallOptions defaults = CallOptions.GUARD_DEFAULTS;
     private Clock clock = Clock.systemUTC();
-    private ScheduledExecutorService scheduler;
+    private @Nullable ScheduledExecutorService scheduler;
     private final List<GuardListener> listeners = new ArrayList<>();
     private int claimRetries = DEFAULT_CLAIM_RETRIES;
     private Duration claimRetryBackoff = DEFAULT_CLAIM_RETRY_BACKOFF;

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Keeps one claim's lease alive while its work runs: extends it every lease/3 on the shared
@@ -41,7 +42,7 @@ final class LeaseKeeper {
   private volatile boolean lost;
   private boolean finished;
   private boolean interrupted;
-  private ScheduledFuture<?> next;
+  private @Nullable ScheduledFuture<?> next;
 
   LeaseKeeper(
       LockBackend backend,

@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LockBackend} and {@link LockAdmin} over a {@link ConcurrentHashMap}: every verb is
@@ -54,8 +55,8 @@ public final class InMemoryLockBackend implements LockBackend, LockAdmin {
       long fence,
       Instant leaseExpiry,
       Instant expiresAt,
-      String claimToken,
-      String fingerprint) {}
+      @Nullable String claimToken,
+      @Nullable String fingerprint) {}
 
   @Override
   public int maxKeyBytes() {
