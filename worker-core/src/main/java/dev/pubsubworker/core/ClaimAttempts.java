@@ -3,9 +3,9 @@ package dev.pubsubworker.core;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The claim phase of a guarded call: the claim with retries, and what a refused claim means for
@@ -51,7 +51,8 @@ final class ClaimAttempts {
    */
   ClaimResult claim(String key, CallOptions o) {
     return claim(
-        new ClaimRequest(key, o.mergedLease(), o.mergedTtl(), UUID.randomUUID().toString(), o.fingerprint));
+        new ClaimRequest(
+            key, o.mergedLease(), o.mergedTtl(), UUID.randomUUID().toString(), o.fingerprint));
   }
 
   /**

@@ -41,10 +41,15 @@ class ReproducibleJarIT {
     String version =
         BuildConventionsTest.child(
             BuildConventionsTest.pom(ROOT.resolve("pom.xml")).getDocumentElement(), "version");
-    Path first = build(copy(dir.resolve("first"), FileTime.from(Instant.parse("2020-01-01T00:00:00Z"))), version);
+    Path first =
+        build(
+            copy(dir.resolve("first"), FileTime.from(Instant.parse("2020-01-01T00:00:00Z"))),
+            version);
     Path second = build(copy(dir.resolve("a/second"), FileTime.from(Instant.now())), version);
 
-    assertThat(Files.mismatch(first, second)).as("the two builds' jars differ at byte").isEqualTo(-1);
+    assertThat(Files.mismatch(first, second))
+        .as("the two builds' jars differ at byte")
+        .isEqualTo(-1);
     Path ours = ROOT.resolve(String.format(CORE_JAR, version));
     assertThat(Files.mismatch(first, ours)).as("this build's jar differs at byte").isEqualTo(-1);
   }

@@ -26,10 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  * processes from the repository's root, after {@code package} built the executable jar: the quick
  * start and "Running it". Commands of ours ({@code java -jar worker-app/target/...}) and the {@code
  * curl} set-up run as written; the build command ({@code ./mvnw}) is the build that runs this test,
- * and the wrapper is checked to start; the emulator
- * {@code gcloud} would start is Google's emulator from the test services, handed over through
- * {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new README
- * command needs a rule here.
+ * and the wrapper is checked to start; the emulator {@code gcloud} would start is Google's emulator
+ * from the test services, handed over through {@code PUBSUB_EMULATOR_HOST} and its address. Any
+ * other command fails the test, so a new README command needs a rule here.
  */
 class ReadmeCommandsIT {
 
