@@ -13,4 +13,7 @@
  * Plugins compile against this module alone (scope {@code provided}); the runtime ({@code
  * worker-runtime}) supplies it, with Guice and Typesafe Config, at run time.
  */
+@NullMarked
 package dev.pubsubworker.api;
+
+import org.jspecify.annotations.NullMarked;

@@ -3,6 +3,7 @@ package dev.pubsubworker.core;
 import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An optional capability of a {@link LockBackend}: many claims, or many completes, in one round
@@ -91,10 +92,10 @@ public interface BatchLockBackend extends LockBackend {
    * @param <T> the single verb's result type
    */
   final class BatchResult<T> {
-    private final T value;
-    private final RuntimeException failure;
+    private final @Nullable T value;
+    private final @Nullable RuntimeException failure;
 
-    private BatchResult(T value, RuntimeException failure) {
+    private BatchResult(@Nullable T value, @Nullable RuntimeException failure) {
       this.value = value;
       this.failure = failure;
     }
@@ -131,11 +132,11 @@ public interface BatchLockBackend extends LockBackend {
       if (failure != null) {
         throw failure;
       }
-      return value;
+      return Objects.requireNonNull(value, "value");
     }
 
     /** The entry's failure, or {@code null} if it succeeded. */
-    public RuntimeException failure() {
+    public @Nullable RuntimeException failure() {
       return failure;
     }
 

@@ -3,6 +3,7 @@ package dev.pubsubworker.core;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The options of a guarded call, and the one carrier of options in the core: an {@link
@@ -37,14 +38,14 @@ public final class CallOptions {
           });
 
   // Null means "not set here": the guard's default applies. Read by the guard after merge().
-  final Duration lease;
-  final Duration ttl;
-  final Boolean heartbeat;
-  final Boolean interruptOnLeaseLoss;
-  final String fingerprint;
-  final FingerprintPolicy fingerprintPolicy;
-  final Consumer<String> onDuplicate;
-  final Boolean transactional;
+  final @Nullable Duration lease;
+  final @Nullable Duration ttl;
+  final @Nullable Boolean heartbeat;
+  final @Nullable Boolean interruptOnLeaseLoss;
+  final @Nullable String fingerprint;
+  final @Nullable FingerprintPolicy fingerprintPolicy;
+  final @Nullable Consumer<String> onDuplicate;
+  final @Nullable Boolean transactional;
 
   private CallOptions(Draft d) {
     this.lease = d.lease;
@@ -158,6 +159,35 @@ public final class CallOptions {
         });
   }
 
+  // The options the guard reads after merge() over its complete defaults: always set there.
+
+  Duration mergedLease() {
+    return merged(lease, "lease");
+  }
+
+  Duration mergedTtl() {
+    return merged(ttl, "ttl");
+  }
+
+  boolean mergedHeartbeat() {
+    return merged(heartbeat, "heartbeat");
+  }
+
+  boolean mergedInterruptOnLeaseLoss() {
+    return merged(interruptOnLeaseLoss, "interruptOnLeaseLoss");
+  }
+
+  boolean mergedTransactional() {
+    return merged(transactional, "transactional");
+  }
+
+  private static <T> T merged(@Nullable T value, String option) {
+    if (value == null) {
+      throw new IllegalStateException(option + " is unset: read only after merge() over defaults");
+    }
+    return value;
+  }
+
   /** A copy of these options with {@code change} applied. */
   private CallOptions with(Consumer<Draft> change) {
     Draft d = new Draft();
@@ -175,14 +205,14 @@ public final class CallOptions {
 
   /** The mutable copy that every setter goes through; never escapes this class. */
   private static final class Draft {
-    Duration lease;
-    Duration ttl;
-    Boolean heartbeat;
-    Boolean interruptOnLeaseLoss;
-    String fingerprint;
-    FingerprintPolicy fingerprintPolicy;
-    Consumer<String> onDuplicate;
-    Boolean transactional;
+    @Nullable Duration lease;
+    @Nullable Duration ttl;
+    @Nullable Boolean heartbeat;
+    @Nullable Boolean interruptOnLeaseLoss;
+    @Nullable String fingerprint;
+    @Nullable FingerprintPolicy fingerprintPolicy;
+    @Nullable Consumer<String> onDuplicate;
+    @Nullable Boolean transactional;
 
     CallOptions build() {
       return new CallOptions(this);

@@ -3,6 +3,7 @@ package dev.pubsubworker.core;
 import java.time.Duration;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -53,7 +54,8 @@ final class ClaimAttempts {
    * @throws IllegalArgumentException if the fingerprint is too long
    */
   ClaimResult claim(String key, CallOptions o) {
-    return claim(new ClaimRequest(key, o.lease, o.ttl, ClaimTokens.next(), o.fingerprint));
+    return claim(
+        new ClaimRequest(key, o.mergedLease(), o.mergedTtl(), ClaimTokens.next(), o.fingerprint));
   }
 
   /**
@@ -134,7 +136,7 @@ final class ClaimAttempts {
         key, KeyInProgressException.Reason.HELD_BY_OTHER, held.leaseExpiry());
   }
 
-  private void checkFingerprint(String key, CallOptions o, String stored) {
+  private void checkFingerprint(String key, CallOptions o, @Nullable String stored) {
     if (o.fingerprint == null || stored == null || o.fingerprint.equals(stored)) {
       return;
     }

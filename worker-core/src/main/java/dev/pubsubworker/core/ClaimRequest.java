@@ -2,6 +2,7 @@ package dev.pubsubworker.core;
 
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The arguments of one {@link LockBackend#claim} call.
@@ -23,7 +24,7 @@ import java.util.Objects;
  *     key reused for a different payload can be reported
  */
 public record ClaimRequest(
-    String key, Duration lease, Duration ttl, String claimToken, String fingerprint) {
+    String key, Duration lease, Duration ttl, String claimToken, @Nullable String fingerprint) {
 
   /** Longest claim token accepted. */
   public static final int MAX_TOKEN_LENGTH = 128;

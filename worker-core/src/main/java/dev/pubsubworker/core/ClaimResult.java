@@ -2,6 +2,7 @@ package dev.pubsubworker.core;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link LockBackend#claim} found. Exactly one of three answers; a store failure is never one
@@ -30,7 +31,7 @@ public sealed interface ClaimResult
    * @param fingerprint the payload fingerprint stored by the claim that completed, or {@code null}
    *     when it stored none
    */
-  record AlreadyDone(String fingerprint) implements ClaimResult {}
+  record AlreadyDone(@Nullable String fingerprint) implements ClaimResult {}
 
   /**
    * Another claim holds the key and its lease is live.
@@ -39,7 +40,7 @@ public sealed interface ClaimResult
    * @param fingerprint the payload fingerprint stored by the holder, or {@code null} when it stored
    *     none
    */
-  record HeldByOther(Instant leaseExpiry, String fingerprint) implements ClaimResult {
+  record HeldByOther(Instant leaseExpiry, @Nullable String fingerprint) implements ClaimResult {
     /** Validates the components. */
     public HeldByOther {
       Objects.requireNonNull(leaseExpiry, "leaseExpiry");

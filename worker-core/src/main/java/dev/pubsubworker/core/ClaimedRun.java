@@ -46,7 +46,7 @@ final class ClaimedRun {
    */
   <T, E extends Exception> LockResult<T> lock(
       Claim claim, CallOptions o, Instant sentAt, GuardedWork<T, E> work) throws E {
-    if (o.transactional) {
+    if (o.mergedTransactional()) {
       return run(
           claim,
           o,
@@ -60,7 +60,7 @@ final class ClaimedRun {
         o,
         sentAt,
         work::run,
-        (value, ended, workTime) -> settlement.complete(claim, o.ttl, value, workTime));
+        (value, ended, workTime) -> settlement.complete(claim, o.mergedTtl(), value, workTime));
   }
 
   /** Runs {@code mutex}'s work and releases the claim, unless it was abandoned (released then). */
@@ -97,11 +97,11 @@ final class ClaimedRun {
         new LeaseKeeper(
             backend,
             claim,
-            o.lease,
+            o.mergedLease(),
             sentAt,
             heartbeats,
-            o.heartbeat,
-            o.interruptOnLeaseLoss,
+            o.mergedHeartbeat(),
+            o.mergedInterruptOnLeaseLoss(),
             events,
             new KeyForLogs(claim.key(), keyLogFormat));
     keeper.start();
@@ -129,7 +129,7 @@ final class ClaimedRun {
     try {
       return tx.runAndComplete(
           context.claim(),
-          o.ttl,
+          o.mergedTtl(),
           resource -> {
             context.shareResource(resource);
             try {

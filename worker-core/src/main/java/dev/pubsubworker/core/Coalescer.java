@@ -6,10 +6,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,8 +100,8 @@ final class Coalescer<Q, R> {
     final Q request;
     final Thread caller = Thread.currentThread();
     final AtomicInteger state = new AtomicInteger(WAITING);
-    R result;
-    RuntimeException failure;
+    @Nullable R result;
+    @Nullable RuntimeException failure;
 
     Entry(Q request) {
       this.request = request;
@@ -177,10 +179,12 @@ final class Coalescer<Q, R> {
     if (interrupted) {
       Thread.currentThread().interrupt();
     }
-    if (entry.failure != null) {
-      throw entry.failure;
+    RuntimeException failure = entry.failure;
+    if (failure != null) {
+      throw failure;
     }
-    return entry.result;
+    // Delivered with a value whenever it carries no failure: no verb of a backend returns null.
+    return Objects.requireNonNull(entry.result, "result");
   }
 
   /** Takes the next batch off the queue: oldest first, distinct keys, at most {@code maxBatch}. */
@@ -279,7 +283,7 @@ final class Coalescer<Q, R> {
    */
   private static RuntimeException asEntryFailure(Throwable batchFailure) {
     if (batchFailure instanceof LockBackendException e) {
-      return new LockBackendException(e.getMessage(), e);
+      return new LockBackendException(String.valueOf(e.getMessage()), e);
     }
     if (batchFailure instanceof IllegalArgumentException e) {
       return new IllegalArgumentException(e.getMessage(), e);
@@ -287,7 +291,7 @@ final class Coalescer<Q, R> {
     return new LockBackendException("batched store call failed: " + batchFailure, batchFailure);
   }
 
-  private void deliver(Entry<Q, R> entry, R result, RuntimeException failure) {
+  private void deliver(Entry<Q, R> entry, @Nullable R result, @Nullable RuntimeException failure) {
     entry.result = result;
     entry.failure = failure;
     if (entry.state.compareAndSet(IN_FLIGHT, DONE)) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +30,7 @@ final class GuardEvents {
     each("duplicate", l -> l.duplicate(key));
   }
 
-  void contended(String key, Instant leaseExpiry) {
+  void contended(String key, @Nullable Instant leaseExpiry) {
     each("contended", l -> l.contended(key, leaseExpiry));
   }
 

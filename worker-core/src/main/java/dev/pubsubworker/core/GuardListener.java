@@ -2,6 +2,7 @@ package dev.pubsubworker.core;
 
 import java.time.Duration;
 import java.time.Instant;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Observes what the guard does, for metrics and audit. Every method has an empty default, so a
@@ -41,7 +42,7 @@ public interface GuardListener {
    *
    * @param leaseExpiry the holder's lease expiry on the backend clock, or null when DONE
    */
-  default void contended(String key, Instant leaseExpiry) {}
+  default void contended(String key, @Nullable Instant leaseExpiry) {}
 
   /** DONE was recorded after the work ran for {@code workTime}. */
   default void completed(String key, long fence, Duration workTime) {}

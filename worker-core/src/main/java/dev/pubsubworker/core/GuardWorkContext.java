@@ -3,6 +3,7 @@ package dev.pubsubworker.core;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link WorkContext} an {@link IdempotencyGuard} hands to one call's work: the claim, its
@@ -25,7 +26,7 @@ final class GuardWorkContext implements WorkContext {
   private final AtomicInteger state = new AtomicInteger(RUNNING);
 
   /** The backend's resource for the work (transactional mode), or null. */
-  private volatile Object resource;
+  private volatile @Nullable Object resource;
 
   GuardWorkContext(ClaimedRun owner, Claim claim, LeaseKeeper keeper, Instant claimedAt) {
     this.owner = owner;
@@ -47,7 +48,7 @@ final class GuardWorkContext implements WorkContext {
     return keeper;
   }
 
-  void shareResource(Object value) {
+  void shareResource(@Nullable Object value) {
     this.resource = value;
   }
 

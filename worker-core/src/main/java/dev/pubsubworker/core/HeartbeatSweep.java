@@ -9,6 +9,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,9 +35,9 @@ final class HeartbeatSweep {
   private final Set<LeaseKeeper> live = ConcurrentHashMap.newKeySet(1024);
 
   // The planned sweep, guarded by this; plannedAt is also read without the lock as a fast path.
-  private ScheduledFuture<?> planned;
+  private @Nullable ScheduledFuture<?> planned;
   private long plannedSeq;
-  private volatile Instant plannedAt;
+  private volatile @Nullable Instant plannedAt;
 
   HeartbeatSweep(Clock clock, ScheduledExecutorService scheduler) {
     this.clock = clock;

@@ -10,6 +10,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs work under an idempotency claim on a {@link LockBackend}: {@link #lock} runs it at most once
@@ -91,8 +92,9 @@ public final class IdempotencyGuard implements AutoCloseable {
     this.backend = b.backend;
     this.defaults = b.defaults;
     this.clock = b.clock;
-    this.ownsScheduler = b.scheduler == null;
-    this.scheduler = ownsScheduler ? LeaseKeeper.newHeartbeatScheduler() : b.scheduler;
+    ScheduledExecutorService given = b.scheduler;
+    this.ownsScheduler = given == null;
+    this.scheduler = given != null ? given : LeaseKeeper.newHeartbeatScheduler();
     GuardEvents events = new GuardEvents(b.listeners);
     boolean batching =
         backend instanceof BatchLockBackend batch
@@ -220,7 +222,7 @@ public final class IdempotencyGuard implements AutoCloseable {
     Objects.requireNonNull(work, "work");
     CallOptions o = resolve(options);
     validateKey(key);
-    if (o.transactional) {
+    if (o.mergedTransactional()) {
       requireTransactional(backend);
     }
     Instant sentAt = clock.instant();
@@ -337,12 +339,12 @@ public final class IdempotencyGuard implements AutoCloseable {
     private final LockBackend backend;
     private CallOptions defaults = CallOptions.GUARD_DEFAULTS;
     private Clock clock = Clock.systemUTC();
-    private ScheduledExecutorService scheduler;
+    private @Nullable ScheduledExecutorService scheduler;
     private final List<GuardListener> listeners = new ArrayList<>();
     private int claimRetries = DEFAULT_CLAIM_RETRIES;
     private Duration claimRetryBackoff = DEFAULT_CLAIM_RETRY_BACKOFF;
     private UnaryOperator<String> keyLogFormat = UnaryOperator.identity();
-    private Boolean batching;
+    private @Nullable Boolean batching;
 
     private Builder(LockBackend backend) {
       this.backend = Objects.requireNonNull(backend, "backend");

@@ -1,6 +1,7 @@
 package dev.pubsubworker.core;
 
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key as the guard's log lines show it, formatted (e.g. hashed) only when a line is actually
@@ -11,7 +12,7 @@ final class KeyForLogs {
 
   private final String key;
   private final UnaryOperator<String> format;
-  private String formatted;
+  private @Nullable String formatted;
 
   KeyForLogs(String key, UnaryOperator<String> format) {
     this.key = key;

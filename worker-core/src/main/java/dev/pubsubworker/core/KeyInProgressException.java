@@ -3,6 +3,7 @@ package dev.pubsubworker.core;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The key is held by another live claim, so the work did not run; retry the delivery later (nack).
@@ -28,7 +29,7 @@ public final class KeyInProgressException extends RuntimeException {
 
   private final String key;
   private final Reason reason;
-  private final transient Instant leaseExpiry;
+  private final transient @Nullable Instant leaseExpiry;
 
   /**
    * @param key the contended key
@@ -36,7 +37,7 @@ public final class KeyInProgressException extends RuntimeException {
    * @param leaseExpiry when the holder's lease lapses (backend clock), or null for {@link
    *     Reason#DONE}
    */
-  public KeyInProgressException(String key, Reason reason, Instant leaseExpiry) {
+  public KeyInProgressException(String key, Reason reason, @Nullable Instant leaseExpiry) {
     super(
         reason == Reason.DONE
             ? "key is DONE; a mutex does not run over a completed key"

@@ -3,10 +3,12 @@ package dev.pubsubworker.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Objects;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +42,8 @@ final class LeaseKeeper {
   private boolean finished;
   private boolean interrupted;
   private boolean extending;
-  private Instant due;
+  // When the next extension is due; Instant.MAX until the keeper joins the sweep.
+  private Instant due = Instant.MAX;
 
   LeaseKeeper(
       LockBackend backend,
@@ -141,7 +144,7 @@ final class LeaseKeeper {
    * @return when this keeper next needs the sweep, or null if it does not (its extension is running
    *     and will plan the sweep itself, or it has ended)
    */
-  Instant sweep(Instant now) {
+  @Nullable Instant sweep(Instant now) {
     synchronized (this) {
       if (finished || lost || extending) {
         return null;
@@ -203,7 +206,7 @@ final class LeaseKeeper {
       }
     }
     if (extended) {
-      sweep.sweepBy(next);
+      sweep.sweepBy(Objects.requireNonNull(next, "next"));
       events.leaseExtended(claim.key(), claim.fence());
     } else {
       log.warn(
@@ -244,7 +247,7 @@ final class LeaseKeeper {
           e);
       events.leaseLost(claim.key(), claim.fence(), GuardListener.LeaseLoss.STORE_UNREACHABLE);
     } else {
-      sweep.sweepBy(next);
+      sweep.sweepBy(Objects.requireNonNull(next, "next"));
       log.debug("lease extension failed for key {}; retrying", keyForLogs, e);
     }
   }

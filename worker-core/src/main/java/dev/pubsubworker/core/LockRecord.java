@@ -2,6 +2,7 @@ package dev.pubsubworker.core;
 
 import java.time.Instant;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A key's record as {@link LockAdmin#inspect} read it.
@@ -24,8 +25,8 @@ public record LockRecord(
     long fence,
     Instant leaseExpiry,
     Instant expiresAt,
-    String claimToken,
-    String fingerprint,
+    @Nullable String claimToken,
+    @Nullable String fingerprint,
     Instant observedAt) {
 
   /** Validates the required components. */

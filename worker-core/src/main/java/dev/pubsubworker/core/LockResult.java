@@ -2,6 +2,7 @@ package dev.pubsubworker.core;
 
 import java.util.Objects;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What {@link IdempotencyGuard#lock} did with the work: ran it, or skipped it as a duplicate.
@@ -29,7 +30,8 @@ public sealed interface LockResult<T> permits LockResult.Executed, LockResult.Du
    * @param completion whether DONE was recorded; every value means the work's effects stand except
    *     {@link Completion#FENCED_OUT_ROLLED_BACK}
    */
-  record Executed<T>(T value, long fence, Completion completion) implements LockResult<T> {
+  record Executed<T>(@Nullable T value, long fence, Completion completion)
+      implements LockResult<T> {
     /** Validates the components. */
     public Executed {
       Objects.requireNonNull(completion, "completion");

@@ -29,6 +29,8 @@ public interface TransactionalLockBackend extends LockBackend {
   @FunctionalInterface
   interface TransactionBody<T> {
     /**
+     * Runs the work inside the open transaction.
+     *
      * @param transactionResource the transaction's handle (for SQL, its {@code
      *     java.sql.Connection}), exposed to the work through {@link WorkContext#resource}
      */

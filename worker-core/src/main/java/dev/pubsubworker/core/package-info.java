@@ -17,4 +17,7 @@
  * <p>This package depends on the JDK and the SLF4J API only: no store driver, no Google library, no
  * dependency-injection framework.
  */
+@NullMarked
 package dev.pubsubworker.core;
+
+import org.jspecify.annotations.NullMarked;

@@ -25,10 +25,10 @@ import org.junit.jupiter.api.io.TempDir;
  * The root README's command blocks, read from the README when the test runs and executed as
  * processes from the repository's root, after {@code package} built the executable jar: the quick
  * start and "Running it". Commands of ours ({@code java -jar worker-app/target/...}) and the {@code
- * curl} set-up run as written; the build command is the build that runs this test; the emulator
- * {@code gcloud} would start is Google's emulator from the test services, handed over through
- * {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new README
- * command needs a rule here.
+ * curl} set-up run as written; the build command ({@code ./mvnw}) is the build that runs this test,
+ * and the wrapper is checked to start; the emulator {@code gcloud} would start is Google's emulator
+ * from the test services, handed over through {@code PUBSUB_EMULATOR_HOST} and its address. Any
+ * other command fails the test, so a new README command needs a rule here.
  */
 class ReadmeCommandsIT {
 
@@ -158,9 +158,12 @@ class ReadmeCommandsIT {
     for (Command c : commands) {
       String text = c.text();
       Matcher emulator = EMULATOR_START.matcher(text);
-      if (text.startsWith("mvn ")) {
-        // The build running this test has just packaged the jars this command builds.
+      if (text.startsWith("./mvnw ")) {
+        // The build running this test has just packaged the jars this command builds; the wrapper
+        // itself must run (it fetched its Maven on first use, as a user's first command does).
         assertThat(text).contains(" package").contains("-pl worker-app -am");
+        assertThat(runToEnd(new Command("./mvnw -v", false), Duration.ofMinutes(3)))
+            .contains("Apache Maven");
         assertThat(JAR).exists();
         try (var jars = Files.list(ROOT.resolve("plugins/orders-example/target"))) {
           assertThat(jars.map(Path::getFileName).map(Path::toString))

@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A {@link LockBackend} and {@link LockAdmin} over a {@link ConcurrentHashMap}: every verb is
@@ -63,8 +64,8 @@ public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
       long fence,
       Instant leaseExpiry,
       Instant expiresAt,
-      String claimToken,
-      String fingerprint) {}
+      @Nullable String claimToken,
+      @Nullable String fingerprint) {}
 
   @Override
   public int maxKeyBytes() {
