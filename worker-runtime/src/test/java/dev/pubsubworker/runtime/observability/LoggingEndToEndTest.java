@@ -113,7 +113,8 @@ class LoggingEndToEndTest {
             .filter(n -> n.get("message").asText().contains("has no key"))
             .findFirst()
             .orElseThrow();
-    assertThat(unkeyed.get("severity").asText()).isEqualTo("WARNING");
+    // Terminal (fail closed) and, on a subscription without a dead-letter topic, nacked: an ERROR.
+    assertThat(unkeyed.get("severity").asText()).isEqualTo("ERROR");
     assertThat(unkeyed.get("subscription").asText()).isEqualTo("test");
     assertThat(unkeyed.has("key")).isFalse();
     assertThat(Set.of("messageId", "deliveryAttempt")).allMatch(unkeyed::has);
