@@ -120,6 +120,7 @@ public final class IdempotencyGuard implements AutoCloseable {
                 }
               },
               batch.maxBatchSize(),
+              batch.maxConcurrentBatches(),
               false,
               (r, done) -> {},
               GuardListener.Verb.COMPLETE,
@@ -152,6 +153,7 @@ public final class IdempotencyGuard implements AutoCloseable {
                 }
               },
               batch.maxBatchSize(),
+              batch.maxConcurrentBatches(),
               true,
               (r, result) -> {
                 if (result instanceof ClaimResult.Won won) {
