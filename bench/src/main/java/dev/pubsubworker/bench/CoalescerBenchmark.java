@@ -30,9 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The guard's group commit against a store whose every round trip takes {@code roundTripMicros}
  * (the in-memory backend behind a fixed wait, single or batch verb alike), served one at a time or
- * overlapping ({@code store}), with batching on and off: lock cycles per second, and store round
- * trips per cycle printed at the end of each trial. Run with several threads ({@code -t 8}): one
- * thread never batches.
+ * overlapping ({@code store}), with batching on and off and up to {@code concurrentBatches} flushes
+ * of a verb in flight: lock cycles per second, and store round trips per cycle printed at the end
+ * of each trial. Run with several threads ({@code -t 8}): one thread never batches.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
@@ -56,6 +56,14 @@ public class CoalescerBenchmark {
   @Param({"serial", "parallel"})
   public String store;
 
+  /**
+   * What the store reports as {@link BatchLockBackend#maxConcurrentBatches()}: how many flushes of
+   * one verb the guard keeps in flight at once. 1 fits the serial store, 4 (the interface's
+   * default) the parallel one; without batching it has no effect.
+   */
+  @Param({"1", "4"})
+  public int concurrentBatches;
+
   private final AtomicLong keys = new AtomicLong();
   private final AtomicLong roundTrips = new AtomicLong();
   private IdempotencyGuard guard;
@@ -64,7 +72,8 @@ public class CoalescerBenchmark {
   public void setUp() {
     guard =
         IdempotencyGuard.newBuilder(
-                new SlowStore(roundTripMicros * 1_000, store.equals("serial"), roundTrips))
+                new SlowStore(
+                    roundTripMicros * 1_000, store.equals("serial"), concurrentBatches, roundTrips))
             .batching(batching)
             .build();
   }
@@ -89,11 +98,18 @@ public class CoalescerBenchmark {
     private final long waitNanos;
     private final Semaphore server;
     private final AtomicLong trips;
+    private final int concurrentBatches;
 
-    SlowStore(long waitNanos, boolean serial, AtomicLong trips) {
+    SlowStore(long waitNanos, boolean serial, int concurrentBatches, AtomicLong trips) {
       this.waitNanos = waitNanos;
       this.server = serial ? new Semaphore(1, true) : null;
+      this.concurrentBatches = concurrentBatches;
       this.trips = trips;
+    }
+
+    @Override
+    public int maxConcurrentBatches() {
+      return concurrentBatches;
     }
 
     private void roundTrip() {

@@ -35,6 +35,19 @@ public interface BatchLockBackend extends LockBackend {
   }
 
   /**
+   * How many round trips of one verb the store serves at once with benefit: the guard keeps up to
+   * this many claims (single or batched) in flight, and as many completes, before further callers
+   * queue for the next batch. A store whose round trips overlap (many requests pipelined on one
+   * multiplexed connection, a connection pool) gains from more than one: with only one in flight,
+   * callers would wait for each other's round trips the store could have served side by side. A
+   * store that serves one request at a time returns 1, so that callers batch rather than queue at
+   * the store. Default 4; at least 1.
+   */
+  default int maxConcurrentBatches() {
+    return 4;
+  }
+
+  /**
    * Whether an {@link IdempotencyGuard} on this backend groups concurrent calls into batches unless
    * its builder says otherwise ({@link IdempotencyGuard.Builder#batching}). Default true: a round
    * trip to a store costs far more than the hand-off between the waiting threads. A backend whose

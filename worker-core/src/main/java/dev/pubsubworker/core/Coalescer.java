@@ -18,13 +18,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Group commit of one store verb: concurrent callers' requests go to the store in one round trip.
  *
- * <p>The first caller to find no flush in progress leads: it sends its own request alone, through
- * the single verb, so a lone caller pays no added latency (no timer, no batch of one). Callers that
- * arrive while a flush is in flight queue up and wait. When a flush ends, its leader hands the lead
- * to the oldest queued caller, which sends what is queued as one batch: up to {@code maxBatch}
- * entries with distinct keys, oldest first (an entry whose key is already in the batch stays queued
- * for the next one), through the batch verb, or through the single verb if only one entry is
- * queued. Each caller waits for at most its own batch after the flush in flight.
+ * <p>Up to {@code maxInFlight} flushes (single or batch) are in flight at once. A caller that finds
+ * fewer in flight leads: it sends its own request alone, through the single verb, so a lone caller
+ * pays no added latency (no timer, no batch of one), and callers on a store whose round trips
+ * overlap are not held back. Callers that arrive while {@code maxInFlight} flushes are in flight
+ * queue up and wait. When a flush ends and callers are queued, its leader takes what is queued as
+ * one batch: up to {@code maxBatch} entries with distinct keys, oldest first (an entry whose key is
+ * already in the batch stays queued for the next one), and hands the lead of it to its oldest
+ * caller, which sends it through the batch verb, or through the single verb if it holds one entry;
+ * otherwise the flush's slot is freed. Each queued caller waits for at most one flush to end before
+ * its own is sent. Two flushes in flight at once may hold the same key (as two concurrent single
+ * verbs may); one batch never does.
  *
  * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
  * exception; a round trip that fails as a whole fails every entry of the batch with a {@link
@@ -75,11 +79,15 @@ final class Coalescer<Q, R> {
 
   private final Object lock = new Object();
   private final ArrayDeque<Entry<Q, R>> queue = new ArrayDeque<>();
-  private boolean busy;
+  private final int maxInFlight;
+
+  /** Flushes in flight, or taken and handed to a leader not yet running; guarded by lock. */
+  private int inFlight;
 
   Coalescer(
       Verbs<Q, R> verbs,
       int maxBatch,
+      int maxInFlight,
       boolean interruptible,
       BiConsumer<Q, R> onAbandoned,
       GuardListener.Verb verb,
@@ -87,6 +95,11 @@ final class Coalescer<Q, R> {
     if (maxBatch < 2) {
       throw new IllegalArgumentException("maxBatchSize must be at least 2, but was " + maxBatch);
     }
+    if (maxInFlight < 1) {
+      throw new IllegalArgumentException(
+          "maxConcurrentBatches must be at least 1, but was " + maxInFlight);
+    }
+    this.maxInFlight = maxInFlight;
     this.verbs = verbs;
     this.maxBatch = maxBatch;
     this.interruptible = interruptible;
@@ -103,6 +116,9 @@ final class Coalescer<Q, R> {
     @Nullable R result;
     @Nullable RuntimeException failure;
 
+    /** The batch this entry leads; written before its state turns LEAD. */
+    List<Entry<Q, R>> batch;
+
     Entry(Q request) {
       this.request = request;
     }
@@ -117,9 +133,9 @@ final class Coalescer<Q, R> {
     Entry<Q, R> entry = new Entry<>(request);
     boolean lead;
     synchronized (lock) {
-      lead = !busy;
+      lead = inFlight < maxInFlight;
       if (lead) {
-        busy = true;
+        inFlight++;
       } else {
         queue.addLast(entry);
       }
@@ -142,7 +158,9 @@ final class Coalescer<Q, R> {
         return outcome(entry, interrupted);
       }
       if (s == LEAD) {
-        List<Entry<Q, R>> batch = takeBatch();
+        List<Entry<Q, R>> batch = entry.batch;
+        entry.batch = null;
+        entry.state.set(IN_FLIGHT);
         flushAndHandOff(batch);
         return outcome(entry, interrupted);
       }
@@ -187,36 +205,42 @@ final class Coalescer<Q, R> {
     return Objects.requireNonNull(entry.result, "result");
   }
 
-  /** Takes the next batch off the queue: oldest first, distinct keys, at most {@code maxBatch}. */
-  private List<Entry<Q, R>> takeBatch() {
+  /**
+   * Takes the next batch off the non-empty queue (oldest first, distinct keys, at most {@code
+   * maxBatch}) and hands its lead to its oldest entry. Under the lock, so an interrupted caller
+   * finds its entry either queued, or taken: in flight, or leading (then it leads).
+   */
+  private Entry<Q, R> takeBatch() {
     List<Entry<Q, R>> batch = new ArrayList<>();
     Set<String> keys = new HashSet<>();
-    synchronized (lock) {
-      Iterator<Entry<Q, R>> it = queue.iterator();
-      while (it.hasNext() && batch.size() < maxBatch) {
-        Entry<Q, R> e = it.next();
-        if (keys.add(verbs.key(e.request))) {
-          it.remove();
-          batch.add(e);
-          // Under the lock, so an interrupted caller finds its entry either queued or in flight.
+    Iterator<Entry<Q, R>> it = queue.iterator();
+    while (it.hasNext() && batch.size() < maxBatch) {
+      Entry<Q, R> e = it.next();
+      if (keys.add(verbs.key(e.request))) {
+        it.remove();
+        batch.add(e);
+        if (batch.size() > 1) {
           e.state.set(IN_FLIGHT);
         }
       }
     }
-    return batch;
+    Entry<Q, R> leader = batch.get(0);
+    leader.batch = batch;
+    leader.state.set(LEAD);
+    return leader;
   }
 
   private void flushAndHandOff(List<Entry<Q, R>> batch) {
     try {
       flush(batch);
     } finally {
-      Entry<Q, R> next;
+      Entry<Q, R> next = null;
       synchronized (lock) {
-        next = queue.peekFirst();
-        if (next == null) {
-          busy = false;
+        if (queue.isEmpty()) {
+          inFlight--;
         } else {
-          next.state.set(LEAD);
+          // This flush's slot passes to the next batch.
+          next = takeBatch();
         }
       }
       if (next != null) {

@@ -122,6 +122,7 @@ public final class IdempotencyGuard implements AutoCloseable {
                 }
               },
               batch.maxBatchSize(),
+              batch.maxConcurrentBatches(),
               false,
               (r, done) -> {},
               GuardListener.Verb.COMPLETE,
@@ -154,6 +155,7 @@ public final class IdempotencyGuard implements AutoCloseable {
                 }
               },
               batch.maxBatchSize(),
+              batch.maxConcurrentBatches(),
               true,
               (r, result) -> {
                 if (result instanceof ClaimResult.Won won) {

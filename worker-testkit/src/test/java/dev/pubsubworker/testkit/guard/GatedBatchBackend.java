@@ -8,8 +8,11 @@ import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.LockBackendException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -33,6 +36,12 @@ final class GatedBatchBackend implements BatchLockBackend {
   final CountDownLatch singleEntered = new CountDownLatch(1);
   final CountDownLatch singleGate = new CountDownLatch(1);
 
+  /** A single claim of a key in this map waits, before it writes, until the key's gate opens. */
+  final Map<String, CountDownLatch> singleClaimGates = new ConcurrentHashMap<>();
+
+  /** One permit per single claim that entered its {@link #singleClaimGates} gate. */
+  final Semaphore gatedSinglesEntered = new Semaphore(0);
+
   /** If set, the next claim batch waits, after it wrote, until {@link #batchGate} opens. */
   volatile boolean holdNextClaimBatch;
 
@@ -43,14 +52,26 @@ final class GatedBatchBackend implements BatchLockBackend {
   final AtomicReference<LockBackendException> failNextClaimBatch = new AtomicReference<>();
 
   private final int maxBatch;
+  private final int maxConcurrent;
 
+  /** A backend that takes one flush per verb at a time. */
   GatedBatchBackend(int maxBatch) {
+    this(maxBatch, 1);
+  }
+
+  GatedBatchBackend(int maxBatch, int maxConcurrent) {
     this.maxBatch = maxBatch;
+    this.maxConcurrent = maxConcurrent;
   }
 
   @Override
   public int maxBatchSize() {
     return maxBatch;
+  }
+
+  @Override
+  public int maxConcurrentBatches() {
+    return maxConcurrent;
   }
 
   @Override
@@ -64,6 +85,11 @@ final class GatedBatchBackend implements BatchLockBackend {
     if (request.key().equals(holdSingleClaimOf)) {
       singleEntered.countDown();
       await(singleGate);
+    }
+    CountDownLatch gate = singleClaimGates.get(request.key());
+    if (gate != null) {
+      gatedSinglesEntered.release();
+      await(gate);
     }
     return store.claim(request);
   }

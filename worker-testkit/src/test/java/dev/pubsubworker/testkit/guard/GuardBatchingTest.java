@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
@@ -51,6 +52,7 @@ class GuardBatchingTest {
   void tearDown() throws InterruptedException {
     backend.singleGate.countDown();
     backend.batchGate.countDown();
+    backend.singleClaimGates.values().forEach(CountDownLatch::countDown);
     for (Thread t : threads) {
       t.join(TimeUnit.SECONDS.toMillis(30));
     }
@@ -176,6 +178,84 @@ class GuardBatchingTest {
       assertThat(backend.store.inspect(k).orElseThrow().state()).isEqualTo(LockState.DONE);
       assertThat(runs.get(k)).hasValue(1);
     }
+  }
+
+  /** Replaces the backend and guard with ones that keep up to {@code n} flushes in flight. */
+  private void useConcurrentBatches(int n) {
+    guard.close();
+    backend = new GatedBatchBackend(8, n);
+    guard = newGuard(0);
+  }
+
+  /** Starts callers whose single claims are each held open in the store, and waits for them all. */
+  private Map<String, CompletableFuture<Outcome>> heldSingles(String... keys)
+      throws InterruptedException {
+    Map<String, CompletableFuture<Outcome>> held = new java.util.LinkedHashMap<>();
+    for (String k : keys) {
+      backend.singleClaimGates.put(k, new CountDownLatch(1));
+    }
+    for (String k : keys) {
+      held.put(k, caller(k, null));
+    }
+    // Every one of them is inside the store at once: none waited for another.
+    assertThat(backend.gatedSinglesEntered.tryAcquire(keys.length, 20, TimeUnit.SECONDS)).isTrue();
+    return held;
+  }
+
+  @Test
+  @DisplayName("up to N callers go out at once as single verbs; later ones share the next flush")
+  void n_callers_in_flight_at_once_the_rest_batch() throws Exception {
+    useConcurrentBatches(3);
+    Map<String, CompletableFuture<Outcome>> held = heldSingles("s1", "s2", "s3");
+    List<CompletableFuture<Outcome>> queued = new ArrayList<>();
+    for (int i = 1; i <= 4; i++) {
+      queued.add(queuedCaller("q" + i, null));
+    }
+    assertThat(backend.singleClaims).hasValue(3);
+    assertThat(backend.claimBatches).isEmpty();
+
+    held.values().forEach(f -> assertThat(f).isNotDone());
+    backend.singleClaimGates.values().forEach(CountDownLatch::countDown);
+    for (CompletableFuture<Outcome> f : held.values()) {
+      assertThat(value(f)).isEqualTo(new LockResult.Executed<>(1, 1, Completion.COMPLETED));
+    }
+    for (CompletableFuture<Outcome> f : queued) {
+      assertThat(value(f)).isEqualTo(new LockResult.Executed<>(1, 1, Completion.COMPLETED));
+    }
+    // The first flush to end took the whole queue as one batch.
+    assertThat(backend.singleClaims).hasValue(3);
+    assertThat(backend.claimBatches).containsExactly(List.of("q1", "q2", "q3", "q4"));
+    assertThat(listener.events).contains("batch:CLAIM:4:ok");
+    for (String k : List.of("s1", "s2", "s3", "q1", "q2", "q3", "q4")) {
+      assertThat(backend.store.inspect(k).orElseThrow().state()).isEqualTo(LockState.DONE);
+      assertThat(runs.get(k)).hasValue(1);
+    }
+  }
+
+  @Test
+  @DisplayName("the queue goes out when any one flush ends, while the others are still in flight")
+  void queue_goes_with_the_first_free_flush() throws Exception {
+    useConcurrentBatches(2);
+    Map<String, CompletableFuture<Outcome>> held = heldSingles("s1", "s2");
+    List<CompletableFuture<Outcome>> queued = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      queued.add(queuedCaller("q" + i, null));
+    }
+    backend.singleClaimGates.get("s1").countDown();
+
+    assertThat(value(held.get("s1"))).isInstanceOf(LockResult.Executed.class);
+    for (CompletableFuture<Outcome> f : queued) {
+      assertThat(value(f)).isEqualTo(new LockResult.Executed<>(1, 1, Completion.COMPLETED));
+    }
+    assertThat(held.get("s2")).isNotDone();
+    assertThat(backend.claimBatches).containsExactly(List.of("q1", "q2", "q3"));
+
+    backend.singleClaimGates.get("s2").countDown();
+    assertThat(value(held.get("s2"))).isInstanceOf(LockResult.Executed.class);
+    // Both slots free again: a lone caller goes straight through the single verb.
+    assertThat(guard.lock("after", ctx -> 1)).isInstanceOf(LockResult.Executed.class);
+    assertThat(backend.singleClaims).hasValue(3);
+    assertThat(backend.claimBatches).hasSize(1);
   }
 
   @Test
