@@ -59,7 +59,7 @@ class LoggingEndToEndTest {
       String payload = "{\"orderId\":\"" + businessKey + "\",\"card\":\"" + payloadMarker + "\"}";
       firstId = w.publish(payload, Map.of("order_id", businessKey));
       await().atMost(WAIT).until(() -> done.get() == 1);
-      // A republish (a duplicate, logged at DEBUG with its key) and an unkeyed message (a WARN).
+      // A republish (a duplicate, logged at DEBUG with its key) and an unkeyed message (an ERROR).
       w.publish(payload, Map.of("order_id", businessKey));
       w.publish(payload, Map.of());
       await()
