@@ -117,7 +117,7 @@ final class Coalescer<Q, R> {
     @Nullable RuntimeException failure;
 
     /** The batch this entry leads; written before its state turns LEAD. */
-    List<Entry<Q, R>> batch;
+    @Nullable List<Entry<Q, R>> batch;
 
     Entry(Q request) {
       this.request = request;
@@ -158,7 +158,7 @@ final class Coalescer<Q, R> {
         return outcome(entry, interrupted);
       }
       if (s == LEAD) {
-        List<Entry<Q, R>> batch = entry.batch;
+        List<Entry<Q, R>> batch = Objects.requireNonNull(entry.batch, "batch");
         entry.batch = null;
         entry.state.set(IN_FLIGHT);
         flushAndHandOff(batch);
