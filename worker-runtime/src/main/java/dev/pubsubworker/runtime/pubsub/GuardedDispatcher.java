@@ -145,7 +145,7 @@ final class GuardedDispatcher {
     /** The line it joined; null when it joined none (no parking, no key, stopping). */
     String line;
 
-    /** Its stored (lock) key, once resolved; for log lines. */
+    /** Its stored (lock) key, once resolved and valid; what its claims and log lines use. */
     volatile String lockKey;
 
     /** The lease expiry of the claim that held the key at its last run, if it was held. */
@@ -403,12 +403,11 @@ final class GuardedDispatcher {
    */
   private String lineKey(Delivery d) {
     InboundMessage message = d.message;
-    Optional<String> key =
-        config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
+    Optional<String> key = storedKey(message);
     if (key.isEmpty()) {
       return null;
     }
-    String k = config.storedKey(key.get());
+    String k = key.get();
     try {
       guard.backend().validateKey(k);
     } catch (IllegalArgumentException e) {
@@ -420,6 +419,17 @@ final class GuardedDispatcher {
       return "ordering-key\n" + message.orderingKey();
     }
     return k;
+  }
+
+  /**
+   * The message's key as stored: under the subscription's namespace (SPEC §6), so a message on one
+   * subscription cannot claim, or be suppressed by, another namespace's key; empty if it has none.
+   */
+  private Optional<String> storedKey(InboundMessage message) {
+    return config
+        .key()
+        .resolve(message.messageId(), message.attributes(), message.orderingKey())
+        .map(config::storedKey);
   }
 
   /** Runs {@code d} once on the calling thread; then settles it, or parks it again. */
@@ -701,17 +711,14 @@ final class GuardedDispatcher {
     if (config.guard() == GuardMode.NONE) {
       return runUnguarded(message, entry);
     }
-    Optional<String> key =
-        config.key().resolve(message.messageId(), message.attributes(), message.orderingKey());
+    // Resolved once when the delivery lined up (a parked delivery's retries reuse it).
+    Optional<String> key = d.lockKey != null ? Optional.of(d.lockKey) : storedKey(message);
     if (key.isEmpty()) {
       return unkeyed(
           message, entry, "no-key", "no key: " + config.key().text() + " did not resolve");
     }
-    // Stored under the subscription's namespace (SPEC §6), validated as a whole (by the guard,
-    // once,
-    // before any I/O): a message on one subscription cannot claim, or be suppressed by, another
-    // namespace's key.
-    String k = config.storedKey(key.get());
+    // Validated as a whole by the guard, once, before any I/O.
+    String k = key.get();
     entry.key = k;
     entry.observer.keyResolved(k);
     MDC.put(MdcKeys.KEY, keyLogFormat.apply(k));
