@@ -26,10 +26,14 @@ import org.slf4j.LoggerFactory;
  * database's clock:
  *
  * <ul>
- *   <li>PostgreSQL: one statement per batch for either verb ({@code INSERT ... SELECT FROM unnest(
- *       ...) ON CONFLICT DO UPDATE ... RETURNING} joined with the snapshot rows; an {@code UPDATE
- *       ... FROM unnest(...)} joined with the DONE rows). Entries that lost a race to a concurrent
- *       claim are asked again in a further statement, as the single claim does.
+ *   <li>PostgreSQL claim: one statement per batch ({@code INSERT ... SELECT FROM unnest(...) ON
+ *       CONFLICT DO UPDATE ... RETURNING} joined with the snapshot rows, each looked up by key).
+ *       Entries that lost a race to a concurrent claim are asked again in a further statement, as
+ *       the single claim does.
+ *   <li>PostgreSQL complete: the single complete's {@code UPDATE} per entry, as one JDBC batch.
+ *   <li>No PostgreSQL statement joins the table to the request arrays: the plan the server caches
+ *       per connection may have been made on an empty table, and would then scan the whole table
+ *       for every batch. Every lookup is by key.
  *   <li>MariaDB: one multi-row {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING} per claim
  *       batch.
  *   <li>MySQL: the same upsert without {@code RETURNING}, then one {@code SELECT} of the rows, in
@@ -192,38 +196,33 @@ final class BatchVerbs {
     return again;
   }
 
+  /**
+   * PostgreSQL: the single verb's {@code UPDATE} once per claim, sent as one JDBC batch (one round
+   * trip, one implicit transaction). Each lookup is by primary key, whatever plan the server has
+   * cached for the statement; a join over arrays would be planned once per connection, possibly
+   * while the table was still empty, and keep a sequential scan as the table grows. A claim the
+   * update did not match is read back, as the single complete does: true if its record is DONE.
+   */
   private List<BatchResult<Boolean>> completePostgres(Connection c, List<CompleteRequest> requests)
       throws SQLException {
     int n = requests.size();
-    String[] keys = new String[n];
-    Long[] fences = new Long[n];
-    Long[] ttls = new Long[n];
-    for (int i = 0; i < n; i++) {
-      CompleteRequest r = requests.get(i);
-      keys[i] = r.claim().key();
-      fences[i] = r.claim().fence();
-      ttls[i] = r.ttl().toMillis();
+    List<SqlTemplate.Params> each = new ArrayList<>(n);
+    for (CompleteRequest r : requests) {
+      each.add(
+          table
+              .params(r.claim().key())
+              .set("fence", r.claim().fence())
+              .set("ttl", r.ttl().toMillis()));
     }
-    SqlTemplate.Params p =
-        new SqlTemplate.Params()
-            .set("offset", table.offset())
-            .setArray("keys", "text", keys)
-            .setArray("fences", "int8", fences)
-            .setArray("ttls", "int8", ttls);
+    int[] counts = table.updateEach(c, sql.markDone, each);
     List<BatchResult<Boolean>> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      out.add(null);
-    }
-    int rows = 0;
-    try (PreparedStatement ps = table.prepare(c, sql.completeAll, p);
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        rows++;
-        out.set((int) rs.getLong("ord") - 1, BatchResult.of(rs.getBoolean("done")));
+      boolean done = counts[i] > 0;
+      if (!done) {
+        LockTable.StateAndFence now = table.readState(c, requests.get(i).claim().key());
+        done = now != null && DONE.equals(now.state());
       }
-    }
-    if (rows != n) {
-      throw new SQLException("the batch complete returned " + rows + " rows for " + n + " keys");
+      out.add(BatchResult.of(done));
     }
     return out;
   }

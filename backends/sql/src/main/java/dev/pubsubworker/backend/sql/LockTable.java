@@ -7,6 +7,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -205,6 +206,28 @@ final class LockTable {
   int update(Connection c, SqlTemplate template, SqlTemplate.Params p) throws SQLException {
     try (PreparedStatement ps = prepare(c, template, p)) {
       return ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Runs one statement once per parameter set as one JDBC batch: the driver sends them together
+   * and, on a connection in auto-commit mode, PostgreSQL runs them in one implicit transaction (one
+   * round trip, one commit; all or none). Returns each execution's update count, in order.
+   */
+  int[] updateEach(Connection c, SqlTemplate template, List<SqlTemplate.Params> each)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(template.sql())) {
+      ps.setQueryTimeout(settings.statementTimeoutSeconds());
+      for (SqlTemplate.Params p : each) {
+        template.bind(ps, p);
+        ps.addBatch();
+      }
+      int[] counts = ps.executeBatch();
+      if (counts.length != each.size()) {
+        throw new SQLException(
+            "the batch returned " + counts.length + " update counts for " + each.size());
+      }
+      return counts;
     }
   }
 

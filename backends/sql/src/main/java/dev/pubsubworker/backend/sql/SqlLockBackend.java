@@ -225,8 +225,8 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
    *
    * <ul>
    *   <li>PostgreSQL: one ({@code INSERT ... SELECT FROM unnest(...) ON CONFLICT DO UPDATE ...
-   *       RETURNING} joined with the rows its snapshot saw); a further one for the entries that
-   *       lost a race to a concurrent claim, as the single claim asks again.
+   *       RETURNING} joined with the rows its snapshot saw, each looked up by key); a further one
+   *       for the entries that lost a race to a concurrent claim, as the single claim asks again.
    *   <li>MariaDB: one multi-row {@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING}.
    *   <li>MySQL: that upsert and one {@code SELECT} of the rows, in one transaction.
    *   <li>H2: the single claim's statements for every entry, in one transaction.
@@ -244,11 +244,12 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
   /**
    * {@inheritDoc}
    *
-   * <p>PostgreSQL: one statement ({@code UPDATE ... FROM unnest(...)} joined with the DONE rows).
-   * MariaDB, MySQL and H2: one {@code UPDATE} over all claims, and, only when it marked fewer than
-   * all of them, one {@code SELECT} to tell an entry already DONE (true) from a stale claim
-   * (false). One commit per batch. An entry whose DONE window (its {@code ttl}) runs out and is
-   * reclaimed between those two statements reads false there.
+   * <p>PostgreSQL: the single complete's {@code UPDATE} once per claim, sent as one JDBC batch (one
+   * round trip, one implicit transaction), and a read of each claim it did not match, to tell an
+   * entry already DONE (true) from a stale claim (false). MariaDB, MySQL and H2: one {@code UPDATE}
+   * over all claims, and, only when it marked fewer than all of them, one {@code SELECT} to tell
+   * them apart. One commit per batch. An entry whose DONE window (its {@code ttl}) runs out and is
+   * reclaimed between the update and the read reads false there.
    */
   @Override
   public List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {

@@ -118,9 +118,12 @@ final class SqlStatements {
       req AS (SELECT * FROM unnest(:keys::text[], :tokens::varchar[], :fingerprints::varchar[],
                                    :leases::bigint[], :ttls::bigint[])
                        WITH ORDINALITY AS q(k, token, fp, lease, ttl, ord)),
-      cur AS (SELECT t.lock_key, t.fence, t.lease_expiry, t.expires_at, t.state, t.fingerprint,
-                     t.claim_token
-                FROM {table} t WHERE t.lock_key = ANY (:keys::text[])),
+      cur AS (SELECT q.k AS lock_key, t.fence, t.lease_expiry, t.expires_at, t.state,
+                     t.fingerprint, t.claim_token
+                FROM req q
+               CROSS JOIN LATERAL (SELECT x.fence, x.lease_expiry, x.expires_at, x.state,
+                                          x.fingerprint, x.claim_token
+                                     FROM {table} x WHERE x.lock_key = q.k LIMIT 1) t),
       won AS (
         INSERT INTO {table} AS r
           (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
@@ -156,26 +159,6 @@ final class SqlStatements {
         LEFT JOIN cur ON cur.lock_key = q.k
       """;
 
-  /**
-   * PostgreSQL batch complete: each request's CLAIMED row under its fence becomes DONE, and each
-   * request is answered true if it did or if the row was DONE already, in one statement.
-   */
-  private static final String POSTGRES_COMPLETE_ALL =
-      """
-      WITH req AS (SELECT * FROM unnest(:keys::text[], :fences::bigint[], :ttls::bigint[])
-                            WITH ORDINALITY AS q(k, fence, ttl, ord)),
-      done AS (
-        UPDATE {table} t SET state = 'DONE', expires_at = {now} + q.ttl
-          FROM req q
-         WHERE t.lock_key = q.k AND t.state = 'CLAIMED' AND t.fence = q.fence
-        RETURNING t.lock_key)
-      SELECT q.ord,
-             EXISTS (SELECT 1 FROM done d WHERE d.lock_key = q.k)
-               OR EXISTS (SELECT 1 FROM {table} t WHERE t.lock_key = q.k AND t.state = 'DONE')
-               AS done
-        FROM req q
-      """;
-
   /** The most entries a batch statement is built for; {@link SqlLockBackend#MAX_BATCH_SIZE}. */
   static final int MAX_BATCH = 64;
 
@@ -190,9 +173,6 @@ final class SqlStatements {
 
   /** PostgreSQL: the batch claim over arrays. Null for the other dialects. */
   final SqlTemplate claimAll;
-
-  /** PostgreSQL: the batch complete over arrays. Null for the other dialects. */
-  final SqlTemplate completeAll;
 
   /** PostgreSQL and MariaDB: the one claim statement. Null for the compare-and-set dialects. */
   final SqlTemplate claim;
@@ -240,7 +220,6 @@ final class SqlStatements {
     this.dialect = dialect;
     this.table = TableName.requireValid(table);
     claimAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_CLAIM_ALL) : null;
-    completeAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_COMPLETE_ALL) : null;
     switch (dialect) {
       case POSTGRESQL -> {
         claim = t(POSTGRES_CLAIM);

@@ -77,13 +77,18 @@ final class SqlTemplate {
   PreparedStatement prepare(Connection connection, Params params) throws SQLException {
     PreparedStatement ps = connection.prepareStatement(sql);
     try {
-      for (int i = 0; i < names.size(); i++) {
-        params.bind(ps, i + 1, names.get(i));
-      }
+      bind(ps, params);
       return ps;
     } catch (SQLException | RuntimeException e) {
       ps.close();
       throw e;
+    }
+  }
+
+  /** Binds {@code params} to a statement this template prepared (for one entry of a batch). */
+  void bind(PreparedStatement ps, Params params) throws SQLException {
+    for (int i = 0; i < names.size(); i++) {
+      params.bind(ps, i + 1, names.get(i));
     }
   }
 

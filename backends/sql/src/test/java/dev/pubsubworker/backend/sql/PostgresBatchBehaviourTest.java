@@ -14,7 +14,9 @@ import java.util.List;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** PostgreSQL: one statement per batch for either verb, in auto-commit. */
+/**
+ * PostgreSQL: one round trip per batch for either verb (a statement; a JDBC batch), in auto-commit.
+ */
 class PostgresBatchBehaviourTest extends SqlBatchBehaviour {
 
   @Override
