@@ -62,6 +62,14 @@ public final class MetricNames {
   public static final String LOCK_STORE_CALLS = PREFIX + "lock.store.calls";
 
   /**
+   * Distribution summary, tag {@link #VERB} ({@code claim}, {@code complete}): the entries of each
+   * group-commit batch the guard sent to the lock store (at least 2; a lone call is not a batch and
+   * is not recorded here). Its count is the batched round trips; its sum over {@link
+   * #LOCK_STORE_CALLS}' count of the verb is the share of calls that went in a batch.
+   */
+  public static final String LOCK_STORE_BATCH_ENTRIES = PREFIX + "lock.store.batch.entries";
+
+  /**
    * Gauge, seconds: how long the oldest lock-store call in progress has been running, 0 when none
    * is ({@code /healthz} fails once it exceeds {@code lock-store-stuck-after}).
    */

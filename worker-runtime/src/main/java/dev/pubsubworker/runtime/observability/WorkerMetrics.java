@@ -5,6 +5,7 @@ import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.Outcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -82,6 +83,10 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
   /** The guard verbs' store timers at [verb ordinal * 2 + (success ? 1 : 0)], made on first use. */
   private final AtomicReferenceArray<Timer> verbTimers =
       new AtomicReferenceArray<>(GuardListener.Verb.values().length * 2);
+
+  /** The guard verbs' batch-size summaries by verb ordinal, made on first use. */
+  private final AtomicReferenceArray<DistributionSummary> batchSizes =
+      new AtomicReferenceArray<>(GuardListener.Verb.values().length);
 
   private final AtomicBoolean warned = new AtomicBoolean();
   private volatile MeterRegistry registry;
@@ -228,6 +233,29 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     }
   }
 
+  /** Records one group-commit batch of {@code verb} on its pre-resolved summary. Never throws. */
+  private void guardBatch(GuardListener.Verb verb, int size) {
+    try {
+      MeterRegistry r = registry;
+      if (r == null) {
+        return;
+      }
+      DistributionSummary d = batchSizes.get(verb.ordinal());
+      if (d == null) {
+        // A benign race: the registry hands every racer the same summary.
+        d =
+            DistributionSummary.builder(MetricNames.LOCK_STORE_BATCH_ENTRIES)
+                .description("Entries per group-commit batch sent to the lock store, by verb")
+                .tag(MetricNames.VERB, MetricNames.tagValue(verb))
+                .register(r);
+        batchSizes.set(verb.ordinal(), d);
+      }
+      d.record(size);
+    } catch (RuntimeException e) {
+      dropped(e);
+    }
+  }
+
   private Timer storeTimer(MeterRegistry r, StoreCall call) {
     return storeTimers.computeIfAbsent(
         call,
@@ -328,6 +356,11 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     @Override
     public void backendCall(Verb verb, Duration latency, boolean succeeded) {
       guardStoreCall(verb, latency, succeeded);
+    }
+
+    @Override
+    public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
+      guardBatch(verb, size);
     }
   }
 

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.TransactionalLockBackend;
 import java.time.Clock;
@@ -54,13 +55,27 @@ public final class LockStoreCalls {
 
   /**
    * {@code backend}, with every call recorded here while it runs. A {@link
-   * TransactionalLockBackend} stays one. Closing the wrapper closes {@code backend}.
+   * TransactionalLockBackend} stays one, and a {@link BatchLockBackend} stays one (each batch is
+   * one call of its verb), so that a guard on the wrapper still group-commits. Closing the wrapper
+   * closes {@code backend}.
    */
   public LockBackend track(LockBackend backend) {
     Objects.requireNonNull(backend, "backend");
-    return backend instanceof TransactionalLockBackend tx
-        ? new TrackedTransactionalLockBackend(tx, this)
+    boolean batches = backend instanceof BatchLockBackend;
+    if (backend instanceof TransactionalLockBackend tx) {
+      return batches
+          ? transactionalBatches(backend)
+          : new TrackedTransactionalLockBackend(tx, this);
+    }
+    return batches
+        ? new TrackedBatchLockBackend((BatchLockBackend) backend, this)
         : new TrackedLockBackend(backend, this);
+  }
+
+  @SuppressWarnings("unchecked")
+  private <B extends TransactionalLockBackend & BatchLockBackend> LockBackend transactionalBatches(
+      LockBackend both) {
+    return new TrackedTransactionalBatchLockBackend((B) both, this);
   }
 
   /** The call that has been running longest, if any is. */

@@ -9,7 +9,7 @@ import java.time.Duration;
  * store works (beginning the transaction; writing DONE and committing), not while the handler's
  * work runs inside it.
  */
-final class TrackedTransactionalLockBackend extends TrackedLockBackend
+class TrackedTransactionalLockBackend extends TrackedLockBackend
     implements TransactionalLockBackend {
 
   static final String TRANSACTION = "transaction";

@@ -185,6 +185,26 @@ class WorkerMetricsTest {
   }
 
   @Test
+  void group_commit_batches_are_summarised_by_verb_and_size() {
+    metrics.bindTo(registry);
+    GuardListener listener = metrics.guardListener("orders");
+    listener.batch(GuardListener.Verb.CLAIM, 8, Duration.ofMillis(1), true);
+    listener.batch(GuardListener.Verb.CLAIM, 2, Duration.ofMillis(1), false);
+    listener.batch(GuardListener.Verb.COMPLETE, 5, Duration.ofMillis(1), true);
+    var claims = registry.get(MetricNames.LOCK_STORE_BATCH_ENTRIES).tags("verb", "claim").summary();
+    assertThat(claims.count()).isEqualTo(2);
+    assertThat(claims.totalAmount()).isEqualTo(10.0);
+    assertThat(claims.max()).isEqualTo(8.0);
+    assertThat(
+            registry
+                .get(MetricNames.LOCK_STORE_BATCH_ENTRIES)
+                .tags("verb", "complete")
+                .summary()
+                .totalAmount())
+        .isEqualTo(5.0);
+  }
+
+  @Test
   void lock_store_calls_are_timed_by_verb_and_result() {
     metrics.bindTo(registry);
     metrics

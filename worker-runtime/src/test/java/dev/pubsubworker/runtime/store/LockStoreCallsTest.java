@@ -8,6 +8,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.backend.memory.InMemoryLockBackend;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
 import dev.pubsubworker.backend.sql.SqlLockSettings;
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -120,5 +121,97 @@ class LockStoreCallsTest {
       assertThat(duringWork).as("the handler's work is not a store call").containsExactly(0);
       assertThat(calls.inProgress()).isZero();
     }
+  }
+
+  @Test
+  void tracking_keeps_group_commit_and_its_settings() throws Exception {
+    InMemoryLockBackend memory = new InMemoryLockBackend(time.clock());
+    LockBackend tracked = calls.track(memory);
+    assertThat(tracked).isInstanceOf(BatchLockBackend.class);
+    assertThat(tracked).isNotInstanceOf(TransactionalLockBackend.class);
+    BatchLockBackend batches = (BatchLockBackend) tracked;
+    assertThat(batches.maxBatchSize()).isEqualTo(memory.maxBatchSize());
+    assertThat(batches.maxConcurrentBatches()).isEqualTo(memory.maxConcurrentBatches());
+    assertThat(batches.batchingByDefault()).isEqualTo(memory.batchingByDefault());
+
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl("jdbc:h2:mem:calls-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    config.setMaximumPoolSize(2);
+    try (HikariDataSource pool = new HikariDataSource(config)) {
+      SqlLockBackend sql =
+          SqlLockBackend.create(
+              SqlLockSettings.newBuilder().createTableIfMissing(true).dataSource(pool).build());
+      LockBackend both = calls.track(sql);
+      assertThat(both).isInstanceOf(TransactionalLockBackend.class);
+      assertThat(both).isInstanceOf(BatchLockBackend.class);
+      assertThat(((BatchLockBackend) both).maxBatchSize()).isEqualTo(sql.maxBatchSize());
+      assertThat(((BatchLockBackend) both).maxConcurrentBatches())
+          .isEqualTo(sql.maxConcurrentBatches());
+      List<BatchLockBackend.BatchResult<ClaimResult>> won =
+          ((BatchLockBackend) both)
+              .claimAll(
+                  List.of(
+                      new ClaimRequest("tx-a", LEASE, TTL, "t1", null),
+                      new ClaimRequest("tx-b", LEASE, TTL, "t2", null)));
+      assertThat(won).allSatisfy(r -> assertThat(r.get()).isInstanceOf(ClaimResult.Won.class));
+      assertThat(calls.inProgress()).isZero();
+    }
+  }
+
+  @Test
+  void a_batch_is_one_call_of_its_verb_while_it_runs() {
+    InMemoryLockBackend memory = new InMemoryLockBackend(time.clock());
+    List<String> seen = new ArrayList<>();
+    BatchLockBackend observed =
+        (BatchLockBackend)
+            calls.track(
+                new BatchLockBackend() {
+                  @Override
+                  public List<BatchResult<ClaimResult>> claimAll(List<ClaimRequest> requests) {
+                    seen.add(calls.oldest().orElseThrow().verb() + " x" + calls.inProgress());
+                    return memory.claimAll(requests);
+                  }
+
+                  @Override
+                  public List<BatchResult<Boolean>> completeAll(List<CompleteRequest> requests) {
+                    seen.add(calls.oldest().orElseThrow().verb() + " x" + calls.inProgress());
+                    throw new LockBackendException("store down (test)");
+                  }
+
+                  @Override
+                  public ClaimResult claim(ClaimRequest request) {
+                    return memory.claim(request);
+                  }
+
+                  @Override
+                  public boolean complete(Claim claim, Duration ttl) {
+                    return memory.complete(claim, ttl);
+                  }
+
+                  @Override
+                  public void release(Claim claim) {
+                    memory.release(claim);
+                  }
+
+                  @Override
+                  public boolean extend(Claim claim, Duration lease) {
+                    return memory.extend(claim, lease);
+                  }
+                });
+    List<BatchLockBackend.BatchResult<ClaimResult>> won =
+        observed.claimAll(
+            List.of(
+                new ClaimRequest("a", LEASE, TTL, "t1", null),
+                new ClaimRequest("b", LEASE, TTL, "t2", null)));
+    assertThat(calls.inProgress()).isZero();
+    List<BatchLockBackend.CompleteRequest> completes =
+        won.stream()
+            .map(
+                r -> new BatchLockBackend.CompleteRequest(((ClaimResult.Won) r.get()).claim(), TTL))
+            .toList();
+    assertThatThrownBy(() -> observed.completeAll(completes))
+        .isInstanceOf(LockBackendException.class);
+    assertThat(calls.inProgress()).as("a batch that threw is over too").isZero();
+    assertThat(seen).containsExactly("claim x1", "complete x1");
   }
 }
