@@ -40,8 +40,9 @@ public interface BatchLockBackend extends LockBackend {
    * queue for the next batch. A store whose round trips overlap (many requests pipelined on one
    * multiplexed connection, a connection pool) gains from more than one: with only one in flight,
    * callers would wait for each other's round trips the store could have served side by side. A
-   * store that serves one request at a time returns 1, so that callers batch rather than queue at
-   * the store. Default 4; at least 1.
+   * store that serves one request at a time, or whose every round trip ends in a costly durable
+   * commit (the SQL backend), returns 1, so that callers share the next round trip rather than
+   * queue at the store beside it. Default 4; at least 1.
    */
   default int maxConcurrentBatches() {
     return 4;

@@ -217,6 +217,18 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
   }
 
   /**
+   * 1: classic group commit, one batch of a verb in flight while the next one gathers. Every batch
+   * ends in a durable commit, whose flush dominates its latency and costs the server far more than
+   * one more entry does, so callers gain more from sharing the next commit than from sending their
+   * own beside the one in flight. Measured with the end-to-end benchmark on PostgreSQL (20 handler
+   * threads, 2 cores): 1 in flight drained 1.6 times as fast as 8, and 1.1 times as fast as 2.
+   */
+  @Override
+  public int maxConcurrentBatches() {
+    return 1;
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>The entries with a valid key (and, on PostgreSQL, a fingerprint without NUL) are written in
