@@ -25,6 +25,28 @@ final class SqlStatements {
       "state, fence, lease_expiry, expires_at, claim_token, fingerprint";
 
   /**
+   * PostgreSQL: the upsert's conflict clause shared by the single and the batch claim. On the
+   * latest committed row {@code r}: the caller's own live claim is re-affirmed (same fence), a
+   * lapsed lease or suppression window is taken over (fence + 1), anything else is left alone (and
+   * not returned). Expects a {@code clock} CTE and the alias {@code r} for the table.
+   */
+  private static final String POSTGRES_TAKE =
+      """
+      ON CONFLICT (lock_key) DO UPDATE SET
+        fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+                           AND (SELECT now_ms FROM clock) < r.expires_at
+                      THEN r.fence ELSE r.fence + 1 END,
+        state = 'CLAIMED',
+        lease_expiry = excluded.lease_expiry,
+        expires_at = excluded.expires_at,
+        claim_token = excluded.claim_token,
+        fingerprint = excluded.fingerprint
+      WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+              AND (SELECT now_ms FROM clock) < r.expires_at)
+         OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
+         OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)""";
+
+  /**
    * PostgreSQL claim: one statement. {@code cur} is the row as the statement's snapshot sees it. If
    * it is live and not the caller's (held by another claim, or DONE within its window), nothing is
    * inserted and no row is locked: the snapshot row is the answer, so duplicates and contended
@@ -47,19 +69,7 @@ final class SqlStatements {
                   WHERE (cur.state = 'CLAIMED' AND c.now_ms < cur.lease_expiry
                          AND cur.claim_token IS DISTINCT FROM :token)
                      OR (cur.state = 'DONE' AND c.now_ms < cur.expires_at))
-        ON CONFLICT (lock_key) DO UPDATE SET
-          fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
-                             AND (SELECT now_ms FROM clock) < r.expires_at
-                        THEN r.fence ELSE r.fence + 1 END,
-          state = 'CLAIMED',
-          lease_expiry = excluded.lease_expiry,
-          expires_at = excluded.expires_at,
-          claim_token = excluded.claim_token,
-          fingerprint = excluded.fingerprint
-        WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
-                AND (SELECT now_ms FROM clock) < r.expires_at)
-           OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
-           OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)
+        {take}
         RETURNING r.fence, r.lease_expiry)
       SELECT TRUE AS won, w.fence, w.lease_expiry, NULL::bigint AS expires_at,
              NULL::varchar AS state, NULL::varchar AS fingerprint, NULL::bigint AS now_ms
@@ -136,19 +146,7 @@ final class SqlStatements {
                           AND cur.claim_token IS DISTINCT FROM q.token)
                          OR (cur.state = 'DONE' AND c.now_ms < cur.expires_at)))
          ORDER BY q.ord
-        ON CONFLICT (lock_key) DO UPDATE SET
-          fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
-                             AND (SELECT now_ms FROM clock) < r.expires_at
-                        THEN r.fence ELSE r.fence + 1 END,
-          state = 'CLAIMED',
-          lease_expiry = excluded.lease_expiry,
-          expires_at = excluded.expires_at,
-          claim_token = excluded.claim_token,
-          fingerprint = excluded.fingerprint
-        WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
-                AND (SELECT now_ms FROM clock) < r.expires_at)
-           OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
-           OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)
+        {take}
         RETURNING r.lock_key, r.fence, r.lease_expiry)
       SELECT q.ord, w.lock_key IS NOT NULL AS won,
              COALESCE(w.fence, cur.fence) AS fence,
@@ -219,10 +217,13 @@ final class SqlStatements {
   SqlStatements(SqlDialect dialect, String table) {
     this.dialect = dialect;
     this.table = TableName.requireValid(table);
-    claimAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_CLAIM_ALL) : null;
+    claimAll =
+        dialect == SqlDialect.POSTGRESQL
+            ? t(POSTGRES_CLAIM_ALL.replace("{take}", POSTGRES_TAKE))
+            : null;
     switch (dialect) {
       case POSTGRESQL -> {
-        claim = t(POSTGRES_CLAIM);
+        claim = t(POSTGRES_CLAIM.replace("{take}", POSTGRES_TAKE));
         claimRead = null;
         claimInsert = null;
         claimUpdate = null;
