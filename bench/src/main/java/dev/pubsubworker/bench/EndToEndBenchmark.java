@@ -231,10 +231,11 @@ public final class EndToEndBenchmark {
         // Leave the garbage of publishing and of the previous variant out of this one's span.
         System.gc();
         Meter meter = new Meter(count, cpuByThread);
+        String storeCalls = "";
         if (v == Variant.BARE) {
           drainBare(subs.get(v), meter);
         } else {
-          drainWorker(subs.get(v), v, suffix, meter);
+          storeCalls = drainWorker(subs.get(v), v, suffix, meter);
         }
         subscriptions.deleteSubscription(subs.get(v));
         double rate = meter.rate();
@@ -247,6 +248,7 @@ public final class EndToEndBenchmark {
             rate,
             cpuMicros,
             meter.otherOutcomes());
+        System.out.print(storeCalls);
         if (cpuByThread) {
           System.out.print(meter.cpuByThread());
         }
@@ -460,7 +462,8 @@ public final class EndToEndBenchmark {
     }
   }
 
-  private void drainWorker(SubscriptionName subscription, Variant v, String suffix, Meter meter)
+  /** Drains with the worker; returns its account of its store calls ({@link #groupCommit}). */
+  private String drainWorker(SubscriptionName subscription, Variant v, String suffix, Meter meter)
       throws Exception {
     String store =
         switch (v) {
@@ -552,18 +555,18 @@ public final class EndToEndBenchmark {
       } finally {
         worker.stop();
       }
-      printGroupCommit(observability.registry(), v);
+      return groupCommit(observability.registry(), v);
     }
   }
 
   /**
-   * The worker's own account of its store calls: per verb, calls, the batches they went in and the
-   * share of calls that went in one (from {@link MetricNames#LOCK_STORE_CALLS} and {@link
-   * MetricNames#LOCK_STORE_BATCH_ENTRIES}).
+   * The worker's own account of its store calls, one line: per verb, calls, the batches they went
+   * in, the share of calls that went in one, and round trips per call (from {@link
+   * MetricNames#LOCK_STORE_CALLS} and {@link MetricNames#LOCK_STORE_BATCH_ENTRIES}).
    */
-  private static void printGroupCommit(MeterRegistry registry, Variant v) {
+  private static String groupCommit(MeterRegistry registry, Variant v) {
     if (v == Variant.NONE) {
-      return;
+      return "";
     }
     StringBuilder line = new StringBuilder("            store calls:");
     for (String verb : List.of("claim", "complete")) {
@@ -586,7 +589,7 @@ public final class EndToEndBenchmark {
               calls == 0 ? 0.0 : 100 * batched / calls,
               calls == 0 ? 0.0 : (calls - batched + trips) / calls));
     }
-    System.out.println(line);
+    return line.append(System.lineSeparator()).toString();
   }
 
   private void publish(TopicName topic, int count) throws Exception {

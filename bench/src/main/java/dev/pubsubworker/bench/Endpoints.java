@@ -2,7 +2,9 @@ package dev.pubsubworker.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.io.IOException;
 import java.net.URI;
+import java.time.Duration;
 
 /**
  * The services the main-style benchmarks use, from the environment the tests and the JMH benchmarks
@@ -39,6 +41,38 @@ record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPa
   /** The same endpoints with another Redis URI. */
   Endpoints withRedis(String uri) {
     return new Endpoints(uri, jdbcUrl, jdbcUser, jdbcPassword);
+  }
+
+  /**
+   * The same servers reached through {@link LatencyProxy} relays that add {@code oneWay} in each
+   * direction, as a network between the worker and its store would; this object if {@code oneWay}
+   * is zero. The relays live until the process exits.
+   */
+  Endpoints withLatency(Duration oneWay) throws IOException {
+    if (oneWay.isZero()) {
+      return this;
+    }
+    URI r = URI.create(redisUri);
+    LatencyProxy redisRelay =
+        new LatencyProxy(r.getHost(), r.getPort() > 0 ? r.getPort() : 6379, oneWay);
+    String redis =
+        r.getScheme()
+            + "://"
+            + (r.getRawUserInfo() != null ? r.getRawUserInfo() + "@" : "")
+            + "127.0.0.1:"
+            + redisRelay.port()
+            + (r.getRawPath() == null ? "" : r.getRawPath());
+    URI j = URI.create(jdbcUrl.substring("jdbc:".length()));
+    LatencyProxy sqlRelay =
+        new LatencyProxy(j.getHost(), j.getPort() > 0 ? j.getPort() : 5432, oneWay);
+    String url =
+        "jdbc:"
+            + j.getScheme()
+            + "://127.0.0.1:"
+            + sqlRelay.port()
+            + j.getRawPath()
+            + (j.getRawQuery() != null ? "?" + j.getRawQuery() : "");
+    return new Endpoints(redis, url, jdbcUser, jdbcPassword);
   }
 
   /** The JDBC URL of database {@code database} on the same PostgreSQL server. */

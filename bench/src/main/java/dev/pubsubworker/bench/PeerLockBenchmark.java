@@ -6,6 +6,7 @@ import dev.pubsubworker.backend.redis.RedisLockSettings;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
 import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.IdempotencyGuard;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -43,8 +44,11 @@ import org.springframework.jdbc.core.JdbcTemplate;
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.PeerLockBenchmark \
- *     [--seconds 3] [--rounds 3] [--threads 1,8] [--stores redis,postgresql]
+ *     [--seconds 3] [--rounds 3] [--threads 1,8] [--stores redis,postgresql] [--latency-ms 0]
  * </pre>
+ *
+ * <p>{@code --latency-ms M} puts a relay ({@link LatencyProxy}) between every contender and the
+ * servers that adds {@code M} ms each way, as a network would.
  *
  * <p>The guard runs with its defaults (lease 30 s, heartbeat on) and a 10-minute TTL; ShedLock
  * locks at most for 30 s and at least for nothing, so unlock frees the name at once. Each variant
@@ -68,9 +72,15 @@ public final class PeerLockBenchmark {
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
   private final Endpoints endpoints = Endpoints.fromEnvironment();
+
+  /** Where the contenders reach the servers: {@link #endpoints}, or relays adding latency. */
+  private final Endpoints stores;
+
   private final AtomicLong names = new AtomicLong();
 
-  private PeerLockBenchmark() {}
+  private PeerLockBenchmark(Duration oneWay) throws IOException {
+    this.stores = endpoints.withLatency(oneWay);
+  }
 
   /** Runs the benchmark; see the class comment. */
   public static void main(String[] args) throws Exception {
@@ -78,6 +88,7 @@ public final class PeerLockBenchmark {
     int rounds = 3;
     List<Integer> threads = List.of(1, 8);
     List<String> stores = List.of("redis", "postgresql");
+    Duration oneWay = Duration.ZERO;
     try {
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
@@ -86,12 +97,14 @@ public final class PeerLockBenchmark {
           case "--threads" ->
               threads = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
           case "--stores" -> stores = List.of(args[++i].split(","));
+          case "--latency-ms" ->
+              oneWay = Duration.ofNanos((long) (Double.parseDouble(args[++i]) * 1e6));
           default ->
               throw new IllegalArgumentException(
                   "unknown argument '"
                       + args[i]
                       + "' (expected --seconds S, --rounds R, --threads 1,8,"
-                      + " --stores redis,postgresql)");
+                      + " --stores redis,postgresql, --latency-ms M)");
         }
       }
     } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
@@ -99,10 +112,11 @@ public final class PeerLockBenchmark {
       System.exit(2);
       return;
     }
-    new PeerLockBenchmark().run(stores, threads, seconds, rounds);
+    new PeerLockBenchmark(oneWay).run(stores, threads, seconds, rounds, oneWay);
   }
 
-  private void run(List<String> stores, List<Integer> threadCounts, int seconds, int rounds)
+  private void run(
+      List<String> stores, List<Integer> threadCounts, int seconds, int rounds, Duration oneWay)
       throws Exception {
     List<Contender> contenders = new ArrayList<>();
     try {
@@ -117,9 +131,11 @@ public final class PeerLockBenchmark {
       }
       System.out.printf(
           Locale.ROOT,
-          "%d s per variant per round, %d rounds (+1 warm-up), load average %s%n",
+          "%d s per variant per round, %d rounds (+1 warm-up), %s ms added each way, load average"
+              + " %s%n",
           seconds,
           rounds,
+          oneWay.toNanos() / 1e6,
           Samples.loadAverage());
       for (int threads : threadCounts) {
         Samples ops = new Samples();
@@ -224,7 +240,7 @@ public final class PeerLockBenchmark {
     RedisLockBackend backend =
         RedisLockBackend.create(
             RedisLockSettings.newBuilder()
-                .uri(endpoints.redisUri())
+                .uri(stores.redisUri())
                 .keyPrefix(redisPrefix() + "guard:")
                 .build());
     backend.checkConnection();
@@ -243,7 +259,7 @@ public final class PeerLockBenchmark {
   private Contender shedLockOnRedis() {
     LettuceConnectionFactory factory =
         new LettuceConnectionFactory(
-            LettuceConnectionFactory.createRedisConfiguration(endpoints.redisUri()),
+            LettuceConnectionFactory.createRedisConfiguration(stores.redisUri()),
             org.springframework.data.redis.connection.lettuce.LettuceClientConfiguration
                 .defaultConfiguration());
     factory.afterPropertiesSet();
@@ -259,7 +275,7 @@ public final class PeerLockBenchmark {
 
   private Contender redisson() {
     Config config = new Config();
-    config.useSingleServer().setAddress(endpoints.redisUri());
+    config.useSingleServer().setAddress(stores.redisUri());
     RedissonClient client = Redisson.create(config);
     String prefix = redisPrefix() + "redisson:";
     return new Contender(
@@ -274,7 +290,7 @@ public final class PeerLockBenchmark {
   }
 
   private Contender guardOnPostgres() {
-    HikariDataSource pool = endpoints.pool("peer-guard", endpoints.jdbcUrl(), POOL);
+    HikariDataSource pool = stores.pool("peer-guard", stores.jdbcUrl(), POOL);
     SqlLockBackend backend =
         SqlLockBackend.create(
             SqlLockSettings.newBuilder()
@@ -295,7 +311,7 @@ public final class PeerLockBenchmark {
   }
 
   private Contender shedLockOnPostgres() throws Exception {
-    HikariDataSource pool = endpoints.pool("peer-shedlock", endpoints.jdbcUrl(), POOL);
+    HikariDataSource pool = stores.pool("peer-shedlock", stores.jdbcUrl(), POOL);
     try (Connection c = pool.getConnection();
         Statement st = c.createStatement()) {
       // ShedLock's documented table.

@@ -8,6 +8,7 @@ import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.IdempotencyGuard;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,8 +32,12 @@ import java.util.stream.Collectors;
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.RoundTripBenchmark \
- *     [--messages 1000] [--threads 1,8] [--stores redis,postgresql]
+ *     [--messages 1000] [--threads 1,8] [--stores redis,postgresql] [--latency-ms 0]
  * </pre>
+ *
+ * <p>{@code --latency-ms M} puts a relay ({@link LatencyProxy}) between the guards and their stores
+ * that adds {@code M} ms each way, as a network would (a managed Redis or database is typically 0.2
+ * to 1 ms away); the counting connections go to the servers directly.
  *
  * <ul>
  *   <li>Redis: from Redis's {@code MONITOR} feed ({@link RedisMonitor}), the top-level commands
@@ -58,15 +63,22 @@ public final class RoundTripBenchmark {
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
   private final Endpoints endpoints = Endpoints.fromEnvironment();
+
+  /** Where the guards' stores are reached: {@link #endpoints}, or relays adding latency. */
+  private final Endpoints stores;
+
   private final List<String> rows = new ArrayList<>();
 
-  private RoundTripBenchmark() {}
+  private RoundTripBenchmark(Duration oneWay) throws IOException {
+    this.stores = endpoints.withLatency(oneWay);
+  }
 
   /** Runs the benchmark; see the class comment. */
   public static void main(String[] args) throws Exception {
     int messages = 1000;
     List<Integer> threads = List.of(1, 8);
     List<String> stores = List.of("redis", "postgresql");
+    Duration oneWay = Duration.ZERO;
     try {
       for (int i = 0; i < args.length; i++) {
         switch (args[i]) {
@@ -74,11 +86,14 @@ public final class RoundTripBenchmark {
           case "--threads" ->
               threads = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
           case "--stores" -> stores = List.of(args[++i].split(","));
+          case "--latency-ms" ->
+              oneWay = Duration.ofNanos((long) (Double.parseDouble(args[++i]) * 1e6));
           default ->
               throw new IllegalArgumentException(
                   "unknown argument '"
                       + args[i]
-                      + "' (expected --messages N, --threads 1,8, --stores redis,postgresql)");
+                      + "' (expected --messages N, --threads 1,8, --stores redis,postgresql,"
+                      + " --latency-ms M)");
         }
       }
     } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
@@ -89,9 +104,13 @@ public final class RoundTripBenchmark {
     // HikariCP checks a connection idle for over 500 ms before lending it (an empty query, which
     // PostgreSQL counts as a transaction); the pools here idle 11 s on purpose, so skip that check.
     System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", "600000");
-    RoundTripBenchmark bench = new RoundTripBenchmark();
+    RoundTripBenchmark bench = new RoundTripBenchmark(oneWay);
     System.out.printf(
-        Locale.ROOT, "%,d messages per row, load average %s%n", messages, Samples.loadAverage());
+        Locale.ROOT,
+        "%,d messages per row, %s ms added each way to the stores, load average %s%n",
+        messages,
+        oneWay.toNanos() / 1e6,
+        Samples.loadAverage());
     for (int t : threads) {
       if (stores.contains("redis")) {
         bench.redis(messages, t);
@@ -117,7 +136,7 @@ public final class RoundTripBenchmark {
     String prefix = "pwbench-rt:" + run + ":" + threads + ":";
     RedisLockBackend backend =
         RedisLockBackend.create(
-            RedisLockSettings.newBuilder().uri(endpoints.redisUri()).keyPrefix(prefix).build());
+            RedisLockSettings.newBuilder().uri(stores.redisUri()).keyPrefix(prefix).build());
     backend.checkConnection();
     IdempotencyGuard guard =
         IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).build();
@@ -181,7 +200,7 @@ public final class RoundTripBenchmark {
         guard.close();
       }
       for (String kind : List.of("processed", "duplicate")) {
-        HikariDataSource pool = endpoints.pool("rt-" + kind, url, threads + 2);
+        HikariDataSource pool = stores.pool("rt-" + kind, stores.jdbcUrlOf(DATABASE), threads + 2);
         CountingDataSource counting = new CountingDataSource(pool);
         IdempotencyGuard guard = sqlGuard(counting.dataSource(), table);
         long[] before;
