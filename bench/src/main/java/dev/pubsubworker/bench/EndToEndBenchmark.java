@@ -61,13 +61,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.EndToEndBenchmark \
- *     [--messages 25000] [--rounds 3] [--streams 4] [--threads 5] \
+ *     [--messages 50000] [--rounds 3] [--warm-up 100000] [--streams 4] [--threads 5] \
  *     [--variants bare,none,in-memory,redis,postgresql] [--pubsub HOST:PORT] [--cpu-by-thread]
  * </pre>
  *
  * <p>Each round publishes the backlog once to a fresh topic with one fresh subscription per variant
  * (publishing is not timed), then drains the variants one after the other in the order given. A
- * first warm-up round of a fifth of the backlog is not counted. A variant's clock runs from its
+ * first warm-up round ({@code --warm-up} messages, twice the backlog unless given) is not counted:
+ * the store paths of a fresh JVM take some 100,000 messages to reach their steady rate (JIT, heap
+ * sizing), and the figures are meant for a long-running worker. A variant's clock runs from its
  * first delivery until its last message is settled (acked by the bare subscriber; settled by the
  * worker's dispatcher, after the guard's DONE write), so start-up and shutdown are left out of
  * both. CPU is the process's CPU time over the same span, divided by the messages.
@@ -142,7 +144,8 @@ public final class EndToEndBenchmark {
 
   /** Runs the benchmark; see the class comment. */
   public static void main(String[] args) throws Exception {
-    int messages = 25_000;
+    int messages = 50_000;
+    Integer warmUp = null;
     int rounds = 3;
     int streams = 4;
     int threads = 5;
@@ -154,6 +157,7 @@ public final class EndToEndBenchmark {
         switch (args[i]) {
           case "--messages" -> messages = Integer.parseInt(args[++i]);
           case "--rounds" -> rounds = Integer.parseInt(args[++i]);
+          case "--warm-up" -> warmUp = Integer.parseInt(args[++i]);
           case "--streams" -> streams = Integer.parseInt(args[++i]);
           case "--threads" -> threads = Integer.parseInt(args[++i]);
           case "--pubsub" -> pubsub = args[++i];
@@ -164,8 +168,8 @@ public final class EndToEndBenchmark {
               throw new IllegalArgumentException(
                   "unknown argument '"
                       + args[i]
-                      + "' (expected --messages N, --rounds R, --streams S, --threads T,"
-                      + " --variants LIST, --pubsub HOST:PORT, --cpu-by-thread)");
+                      + "' (expected --messages N, --rounds R, --warm-up N, --streams S,"
+                      + " --threads T, --variants LIST, --pubsub HOST:PORT, --cpu-by-thread)");
         }
       }
     } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
@@ -173,6 +177,7 @@ public final class EndToEndBenchmark {
       System.exit(2);
       return;
     }
+    int warmUpMessages = warmUp != null ? warmUp : 2 * messages;
     EmbeddedPubSub embedded = pubsub == null ? EmbeddedPubSub.start() : null;
     String hostPort = pubsub == null ? embedded.hostPort() : pubsub;
     ManagedChannel channel =
@@ -189,12 +194,12 @@ public final class EndToEndBenchmark {
               + " Pub/Sub %s, load average %s%n",
           messages,
           rounds,
-          Math.max(1000, messages / 5),
+          warmUpMessages,
           streams,
           threads,
           pubsub == null ? "embedded in this JVM (its CPU is counted too)" : pubsub,
           Samples.loadAverage());
-      bench.run(variants, messages, rounds);
+      bench.run(variants, messages, warmUpMessages, rounds);
     } finally {
       bench.cleanUp(variants);
       bench.topics.close();
@@ -207,11 +212,11 @@ public final class EndToEndBenchmark {
     }
   }
 
-  private void run(List<Variant> variants, int messages, int rounds) throws Exception {
+  private void run(List<Variant> variants, int messages, int warmUp, int rounds) throws Exception {
     Samples rates = new Samples();
     Samples cpu = new Samples();
     for (int round = 0; round <= rounds; round++) {
-      int count = round == 0 ? Math.max(1000, messages / 5) : messages;
+      int count = round == 0 ? warmUp : messages;
       String suffix = run + "-" + round;
       TopicName topic = TopicName.of(PROJECT, "e2e-" + suffix);
       topics.createTopic(topic);
