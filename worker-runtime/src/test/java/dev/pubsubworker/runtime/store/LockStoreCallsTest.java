@@ -95,13 +95,8 @@ class LockStoreCallsTest {
 
   @Test
   void a_transactional_run_counts_the_store_work_but_not_the_handler_work() throws Exception {
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:h2:mem:calls-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-    config.setMaximumPoolSize(2);
-    try (HikariDataSource pool = new HikariDataSource(config)) {
-      SqlLockBackend sql =
-          SqlLockBackend.create(
-              SqlLockSettings.newBuilder().createTableIfMissing(true).dataSource(pool).build());
+    try (HikariDataSource pool = h2Pool()) {
+      SqlLockBackend sql = h2Backend(pool);
       LockBackend tracked = calls.track(sql);
       assertThat(tracked).isInstanceOf(TransactionalLockBackend.class);
       Claim claim = ((ClaimResult.Won) tracked.claim("tx-key", LEASE, "token")).claim();
@@ -134,13 +129,8 @@ class LockStoreCallsTest {
     assertThat(batches.maxConcurrentBatches()).isEqualTo(memory.maxConcurrentBatches());
     assertThat(batches.batchingByDefault()).isEqualTo(memory.batchingByDefault());
 
-    HikariConfig config = new HikariConfig();
-    config.setJdbcUrl("jdbc:h2:mem:calls-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
-    config.setMaximumPoolSize(2);
-    try (HikariDataSource pool = new HikariDataSource(config)) {
-      SqlLockBackend sql =
-          SqlLockBackend.create(
-              SqlLockSettings.newBuilder().createTableIfMissing(true).dataSource(pool).build());
+    try (HikariDataSource pool = h2Pool()) {
+      SqlLockBackend sql = h2Backend(pool);
       LockBackend both = calls.track(sql);
       assertThat(both).isInstanceOf(TransactionalLockBackend.class);
       assertThat(both).isInstanceOf(BatchLockBackend.class);
@@ -213,5 +203,17 @@ class LockStoreCallsTest {
         .isInstanceOf(LockBackendException.class);
     assertThat(calls.inProgress()).as("a batch that threw is over too").isZero();
     assertThat(seen).containsExactly("claim x1", "complete x1");
+  }
+
+  private static HikariDataSource h2Pool() {
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl("jdbc:h2:mem:calls-" + UUID.randomUUID() + ";DB_CLOSE_DELAY=-1");
+    config.setMaximumPoolSize(2);
+    return new HikariDataSource(config);
+  }
+
+  private static SqlLockBackend h2Backend(HikariDataSource pool) {
+    return SqlLockBackend.create(
+        SqlLockSettings.newBuilder().createTableIfMissing(true).dataSource(pool).build());
   }
 }

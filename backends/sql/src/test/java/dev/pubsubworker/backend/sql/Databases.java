@@ -16,6 +16,12 @@ final class Databases {
 
   /** Where a database is, and a shared pool on it. */
   record Target(String jdbcUrl, String user, String password, DataSource shared) {
+    /** The same database with a driver parameter added to the URL ({@code name=value}). */
+    Target withUrlParameter(String parameter) {
+      return new Target(
+          jdbcUrl + (jdbcUrl.contains("?") ? "&" : "?") + parameter, user, password, shared);
+    }
+
     /** A new pool of its own on the same database (close it). */
     HikariDataSource newPool(String name, int size, String initSql) {
       HikariConfig config = new HikariConfig();

@@ -3,7 +3,6 @@ package dev.pubsubworker.backend.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.core.BatchLockBackend.BatchResult;
 import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
@@ -36,7 +35,6 @@ class PostgresBatchPlanTest {
   private static final Duration LEASE = Duration.ofSeconds(30);
   private static final Duration TTL = Duration.ofMinutes(10);
 
-  private Databases.Target target;
   private HikariDataSource pool;
   private SqlLockBackend backend;
   private String table;
@@ -44,22 +42,12 @@ class PostgresBatchPlanTest {
 
   @BeforeEach
   void open() {
-    target = Databases.postgres();
-    HikariConfig config = new HikariConfig();
-    config.setPoolName("plans");
     // prepareThreshold=1: server-side prepared from the first use, so plans are cached at once;
     // force_generic_plan: the plan the server would settle on after five executions.
-    config.setJdbcUrl(
-        target.jdbcUrl() + (target.jdbcUrl().contains("?") ? "&" : "?") + "prepareThreshold=1");
-    if (!target.user().isEmpty()) {
-      config.setUsername(target.user());
-    }
-    if (!target.password().isEmpty()) {
-      config.setPassword(target.password());
-    }
-    config.setMaximumPoolSize(1);
-    config.setConnectionInitSql("SET plan_cache_mode = force_generic_plan");
-    pool = new HikariDataSource(config);
+    pool =
+        Databases.postgres()
+            .withUrlParameter("prepareThreshold=1")
+            .newPool("plans", 1, "SET plan_cache_mode = force_generic_plan");
     table = Databases.uniqueName("plans");
     backend =
         SqlLockBackend.create(
