@@ -71,9 +71,11 @@ import javax.sql.DataSource;
  * <h2>Batch verbs</h2>
  *
  * A {@link BatchLockBackend}: {@link #claimAll} and {@link #completeAll} decide up to {@value
- * #MAX_BATCH_SIZE} entries, each exactly as its single verb, in one statement and one commit on
- * PostgreSQL and MariaDB (MySQL: an upsert and a read in one transaction; H2: the single claim's
- * statements per entry in one transaction). See their documentation for the statements.
+ * #MAX_BATCH_SIZE} entries, each exactly as its single verb, in one round trip and one commit on
+ * PostgreSQL (a claim statement; the completes as one JDBC batch) and MariaDB (one statement;
+ * MySQL: an upsert and a read in one transaction; H2: the single claim's statements per entry in
+ * one transaction). See their documentation for the statements. The guard keeps one batch of a verb
+ * in flight ({@link #maxConcurrentBatches()}), so concurrent callers share the next commit.
  *
  * <h2>Errors</h2>
  *
