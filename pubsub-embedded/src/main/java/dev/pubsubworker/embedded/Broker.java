@@ -28,7 +28,9 @@ import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -73,6 +75,10 @@ final class Broker {
   private final List<DelayedAck> delayedAcks = new ArrayList<>();
   private final Schemas schemas;
   private final Snapshots snapshots = new Snapshots();
+
+  /** Per topic with a message_retention_duration: its messages of that last duration. */
+  private final Map<String, ArrayDeque<PubsubMessage>> topicRetained = new TreeMap<>();
+
   private long nextMessageId = 1;
   private long nextSequence = 1;
   private boolean closed;
@@ -139,6 +145,7 @@ final class Broker {
   synchronized void deleteTopic(String name) {
     requireTopic(name);
     topics.remove(name);
+    topicRetained.remove(name);
     snapshots.topicDeleted(name);
     for (String subscription : topicSubscriptions.remove(name)) {
       SubscriptionState state = subscriptions.get(subscription);
@@ -168,6 +175,9 @@ final class Broker {
       PubsubMessage stored =
           message.toBuilder().setMessageId(id).setPublishTime(publishTime).build();
       snapshots.published(topicName, stored);
+      if (topic.hasMessageRetentionDuration()) {
+        topicRetained.computeIfAbsent(topicName, t -> new ArrayDeque<>()).add(stored);
+      }
       for (String subscription : topicSubscriptions.get(topicName)) {
         SubscriptionState state = subscriptions.get(subscription);
         if (state != null) {
@@ -202,7 +212,18 @@ final class Broker {
     }
     subscriptions.put(name, new SubscriptionState(subscription, this::publishDeadLetter));
     topicSubscriptions.get(request.getTopic()).add(name);
-    return subscription;
+    return withTopicRetention(subscription);
+  }
+
+  /** The subscription as the API shows it: with its topic's retention, when the topic has one. */
+  private Subscription withTopicRetention(Subscription subscription) {
+    Topic topic = topics.get(subscription.getTopic());
+    if (topic == null || !topic.hasMessageRetentionDuration()) {
+      return subscription;
+    }
+    return subscription.toBuilder()
+        .setTopicMessageRetentionDuration(topic.getMessageRetentionDuration())
+        .build();
   }
 
   private void publishDeadLetter(String topic, PubsubMessage message) {
@@ -213,14 +234,14 @@ final class Broker {
   }
 
   synchronized Subscription getSubscription(String name) {
-    return requireSubscription(name).config();
+    return withTopicRetention(requireSubscription(name).config());
   }
 
   synchronized Subscription updateSubscription(Subscription update, FieldMask mask) {
     SubscriptionState state = requireSubscription(update.getName());
     Subscription result = SubscriptionConfigs.forUpdate(state.config(), update, mask);
     state.updateConfig(result);
-    return result;
+    return withTopicRetention(result);
   }
 
   synchronized List<Subscription> listSubscriptions(String project) {
@@ -229,7 +250,7 @@ final class Broker {
     List<Subscription> result = new ArrayList<>();
     for (SubscriptionState state :
         subscriptions.subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-      result.add(state.config());
+      result.add(withTopicRetention(state.config()));
     }
     return result;
   }
@@ -244,10 +265,67 @@ final class Broker {
     state.closeStreams(Status.NOT_FOUND.withDescription("Subscription does not exist"));
   }
 
+  /**
+   * Seeks to a time: the messages the subscription retains become acked when published before it,
+   * unacked from it on. When the topic has a message_retention_duration, the messages the topic
+   * retains from that time on become unacked too, even those acked without retain_acked_messages or
+   * published before the subscription was created, as on Pub/Sub.
+   */
   synchronized void seek(String name, Instant time) {
     SubscriptionState state = requireSubscription(name);
-    state.seek(time);
-    deliver(state, clock.instant());
+    Instant now = clock.instant();
+    List<PubsubMessage> topicMessages = topicRetained(state.config().getTopic(), now);
+    if (topicMessages.isEmpty()) {
+      state.seek(time);
+    } else {
+      Map<String, PubsubMessage> reached = new LinkedHashMap<>();
+      for (QueuedMessage message : state.heldMessages()) {
+        reached.put(message.message.getMessageId(), message.message);
+      }
+      for (PubsubMessage message : topicMessages) {
+        reached.putIfAbsent(message.getMessageId(), message);
+      }
+      List<PubsubMessage> sorted = new ArrayList<>();
+      for (PubsubMessage message : reached.values()) {
+        if (!Snapshots.instant(message.getPublishTime()).isBefore(time)) {
+          sorted.add(message);
+        }
+      }
+      sorted.sort(
+          Comparator.comparing((PubsubMessage m) -> Snapshots.instant(m.getPublishTime()))
+              .thenComparingLong(m -> Long.parseLong(m.getMessageId())));
+      state.seekToBacklog(queued(sorted));
+    }
+    deliver(state, now);
+  }
+
+  /** New subscription entries for published messages, in the given order. */
+  private List<QueuedMessage> queued(List<PubsubMessage> messages) {
+    List<QueuedMessage> queued = new ArrayList<>(messages.size());
+    for (PubsubMessage message : messages) {
+      queued.add(
+          new QueuedMessage(message, nextSequence++, Snapshots.instant(message.getPublishTime())));
+    }
+    return queued;
+  }
+
+  /** The messages {@code topic} retains now (none without a message_retention_duration). */
+  private List<PubsubMessage> topicRetained(String topicName, Instant now) {
+    Topic topic = topics.get(topicName);
+    ArrayDeque<PubsubMessage> retained = topicRetained.get(topicName);
+    if (topic == null || retained == null) {
+      return List.of();
+    }
+    if (!topic.hasMessageRetentionDuration()) {
+      topicRetained.remove(topicName);
+      return List.of();
+    }
+    Instant oldest = now.minus(Validation.toDuration(topic.getMessageRetentionDuration()));
+    while (!retained.isEmpty()
+        && Snapshots.instant(retained.peekFirst().getPublishTime()).isBefore(oldest)) {
+      retained.pollFirst();
+    }
+    return new ArrayList<>(retained);
   }
 
   // ---- pulling, acking ----
@@ -691,12 +769,7 @@ final class Broker {
                   + " these purposes.")
           .asRuntimeException();
     }
-    List<QueuedMessage> backlog = new ArrayList<>(snapshot.messages.size());
-    for (PubsubMessage message : snapshot.messages) {
-      backlog.add(
-          new QueuedMessage(message, nextSequence++, Snapshots.instant(message.getPublishTime())));
-    }
-    state.seekToBacklog(backlog);
+    state.seekToBacklog(queued(snapshot.messages));
     deliver(state, now);
   }
 

@@ -61,6 +61,8 @@ final class SubscriptionConfigs {
               + builder.getFilter()
               + ")");
     }
+    // Output only: the server fills it in from the topic when it answers.
+    builder.clearTopicMessageRetentionDuration();
     Validation.checkRetention(builder.getMessageRetentionDuration());
     if (builder.getExpirationPolicy().hasTtl()) {
       Validation.checkExpirationTtl(builder.getExpirationPolicy().getTtl());

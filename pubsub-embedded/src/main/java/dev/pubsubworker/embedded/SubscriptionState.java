@@ -493,10 +493,18 @@ final class SubscriptionState {
     return backlog;
   }
 
+  /** Every message held, unacked or acked and retained, in publish order: what a seek can reach. */
+  List<QueuedMessage> heldMessages() {
+    List<QueuedMessage> held = new ArrayList<>(unacked.values());
+    held.addAll(retainedAcked);
+    held.sort(Comparator.comparingLong(m -> m.sequence));
+    return held;
+  }
+
   /**
-   * Seeks to a snapshot: exactly {@code backlog} (new entries, in publish order) becomes unacked
-   * and deliverable now; every other message becomes acked (and is kept when acked messages are
-   * retained); every outstanding lease ends.
+   * Seeks to a snapshot (or to a time on a topic with retention): exactly {@code backlog} (new
+   * entries, in publish order) becomes unacked and deliverable now; every other message becomes
+   * acked (and is kept when acked messages are retained); every outstanding lease ends.
    */
   void seekToBacklog(List<QueuedMessage> backlog) {
     seek(Instant.MAX);
