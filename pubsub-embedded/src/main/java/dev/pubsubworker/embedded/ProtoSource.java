@@ -2,6 +2,7 @@ package dev.pubsubworker.embedded;
 
 import com.google.protobuf.DescriptorProtos.DescriptorProto;
 import com.google.protobuf.DescriptorProtos.EnumDescriptorProto;
+import com.google.protobuf.DescriptorProtos.EnumOptions;
 import com.google.protobuf.DescriptorProtos.EnumValueDescriptorProto;
 import com.google.protobuf.DescriptorProtos.FieldDescriptorProto;
 import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
@@ -18,10 +19,10 @@ import java.util.Map;
  *
  * <p>It reads what a message schema needs: {@code syntax}, {@code package}, messages (fields with
  * or without a label, maps, oneofs, nested messages and enums, {@code json_name} and {@code
- * default} options), enums, and it skips options, {@code reserved}, {@code extensions} and
- * services. It refuses imports, {@code extend}, groups and editions, none of which a self-contained
- * schema can use. Named types are left unresolved for protobuf-java, which tells messages from
- * enums.
+ * default} options), enums (with {@code allow_alias}), and it skips other options, {@code
+ * reserved}, {@code extensions} and services. It refuses imports, {@code extend}, groups and
+ * editions, none of which a self-contained schema can use. Named types are left unresolved for
+ * protobuf-java, which tells messages from enums.
  */
 final class ProtoSource {
 
@@ -306,7 +307,17 @@ final class ProtoSource {
       Token token = peek();
       if (token.is(";")) {
         next();
-      } else if (token.is("option") || token.is("reserved")) {
+      } else if (token.is("option")) {
+        next();
+        if (peek().is("allow_alias")) {
+          next();
+          expect("=");
+          enumType.setOptions(EnumOptions.newBuilder().setAllowAlias(next().is("true")));
+          expect(";");
+        } else {
+          skipStatement();
+        }
+      } else if (token.is("reserved")) {
         next();
         skipStatement();
       } else {
