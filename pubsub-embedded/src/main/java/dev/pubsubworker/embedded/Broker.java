@@ -116,7 +116,12 @@ final class Broker {
   synchronized Topic updateTopic(Topic update, FieldMask mask) {
     Topic current = requireTopic(update.getName());
     Topic result = FieldMasks.apply(current, update, mask, "UpdateTopicRequest", Set.of("name"));
-    checkTopic(result);
+    if (result.getSchemaSettings().equals(current.getSchemaSettings())) {
+      // Unchanged settings stay valid, also those of a deleted schema (_deleted-schema_).
+      checkTopic(result.toBuilder().clearSchemaSettings().build());
+    } else {
+      checkTopic(result);
+    }
     topics.put(result.getName(), result);
     return result;
   }
@@ -155,9 +160,19 @@ final class Broker {
     }
   }
 
+  /** A client's Publish: Pub/Sub's request limits, then {@link #store}. */
   synchronized List<String> publish(String topicName, List<PubsubMessage> messages) {
     Topic topic = requireTopic(topicName);
     Validation.checkPublish(messages);
+    return store(topic, messages);
+  }
+
+  /**
+   * Validates messages against the topic's schema, gives them ids and publish times, and hands them
+   * to the topic's subscriptions and snapshots.
+   */
+  private List<String> store(Topic topic, List<PubsubMessage> messages) {
+    String topicName = topic.getName();
     if (topic.hasSchemaSettings()) {
       List<PubsubMessage> validated = new ArrayList<>(messages.size());
       for (PubsubMessage message : messages) {
@@ -226,11 +241,12 @@ final class Broker {
         .build();
   }
 
+  /**
+   * Forwards a message to a dead-letter topic. The server's own publish: the client's request
+   * limits do not apply (the dead-letter attributes may take a message past 100), its schema does.
+   */
   private void publishDeadLetter(String topic, PubsubMessage message) {
-    if (!topics.containsKey(topic)) {
-      throw notFound(topic);
-    }
-    publish(topic, List.of(message));
+    store(requireTopic(topic), List.of(message));
   }
 
   synchronized Subscription getSubscription(String name) {

@@ -33,6 +33,7 @@ import com.google.pubsub.v1.Topic;
 import com.google.pubsub.v1.TopicName;
 import com.google.pubsub.v1.UpdateSnapshotRequest;
 import com.google.pubsub.v1.UpdateSubscriptionRequest;
+import com.google.pubsub.v1.UpdateTopicRequest;
 import com.google.pubsub.v1.ValidateMessageRequest;
 import dev.pubsubworker.embedded.PubSubScenarios.Divergence;
 import java.time.Duration;
@@ -354,6 +355,40 @@ abstract class AdminSurfaceScenarios {
                             PubsubMessage.newBuilder().setData(sixMegabytes).build())))
         .isInstanceOf(InvalidArgumentException.class)
         .hasMessageContaining("Request payload size exceeds the limit: 10485760 bytes");
+  }
+
+  @Test
+  void aMessageWithAHundredAttributesIsDeadLetteredWithTheFourDeadLetterAttributesAdded() {
+    TopicName topic = target().createTopic("dl-attributes");
+    TopicName deadLetters = target().createTopic("dl-attributes-dl");
+    SubscriptionName deadLetterSubscription =
+        target().createSubscription(deadLetters, Subscription.newBuilder());
+    SubscriptionName subscription =
+        target()
+            .createSubscription(
+                topic,
+                Subscription.newBuilder()
+                    .setDeadLetterPolicy(
+                        DeadLetterPolicy.newBuilder()
+                            .setDeadLetterTopic(deadLetters.toString())
+                            .setMaxDeliveryAttempts(5)));
+    Map<String, String> hundred = new HashMap<>();
+    for (int i = 0; i < 100; i++) {
+      hundred.put("k" + i, "v");
+    }
+    target()
+        .topics
+        .publish(topic, List.of(PubsubMessage.newBuilder().putAllAttributes(hundred).build()));
+    for (int attempt = 1; attempt <= 5; attempt++) {
+      target().nack(subscription, target().pullExactly(subscription, 1).get(0));
+    }
+
+    assertThat(target().pullOnce(subscription)).isEmpty();
+    ReceivedMessage dead = target().pullExactly(deadLetterSubscription, 1).get(0);
+    assertThat(dead.getMessage().getAttributesMap())
+        .hasSize(104)
+        .containsKey("CloudPubSubDeadLetterSourceDeliveryCount");
+    target().acknowledge(deadLetterSubscription, List.of(dead));
   }
 
   private void assertRefused(TopicName topic, PubsubMessage.Builder message, String why) {
@@ -841,6 +876,17 @@ abstract class AdminSurfaceScenarios {
     assertThatThrownBy(() -> target().publish(topic, AVRO_VALID_JSON))
         .isInstanceOf(NotFoundException.class)
         .hasMessageEndingWith("NOT_FOUND: Schema associated with topic deleted.");
+    Topic relabelled =
+        target()
+            .topics
+            .updateTopic(
+                UpdateTopicRequest.newBuilder()
+                    .setTopic(Topic.newBuilder().setName(topic.toString()).putLabels("a", "b"))
+                    .setUpdateMask(FieldMask.newBuilder().addPaths("labels"))
+                    .build());
+    assertThat(relabelled.getLabelsMap())
+        .as("a topic whose schema is gone can still be updated")
+        .containsEntry("a", "b");
   }
 
   @Test
