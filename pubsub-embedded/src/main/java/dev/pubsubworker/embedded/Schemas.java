@@ -171,15 +171,18 @@ final class Schemas {
   }
 
   /**
-   * Checks a topic's schema_settings: the schema exists, the encoding is JSON or BINARY, and the
-   * revision range names revisions of the schema.
+   * Checks a topic's schema_settings: the schema exists (a deleted one, {@code _deleted-schema_},
+   * does not), the encoding is JSON or BINARY, and the revision range names revisions of the
+   * schema.
    *
    * @throws StatusRuntimeException NOT_FOUND "Schema could not be found", INVALID_ARGUMENT "Invalid
    *     schema encoding provided" (the emulator's words)
    */
   void checkSettings(SchemaSettings settings) {
-    Names.check(settings.getSchema(), "schemas");
     List<Revision> revisions = schemas.get(settings.getSchema());
+    if (revisions == null && !settings.getSchema().equals(DELETED_SCHEMA)) {
+      Names.check(settings.getSchema(), "schemas");
+    }
     if (revisions == null) {
       throw Status.NOT_FOUND.withDescription("Schema could not be found").asRuntimeException();
     }

@@ -118,6 +118,23 @@ abstract class AdminSurfaceScenarios {
   }
 
   @Test
+  void labelsAreUpdatedThroughTheirMaskPath() {
+    assumeDocumented(Divergence.LABELS_NOT_UPDATABLE);
+    TopicName topic = target().createTopic("labels");
+    SubscriptionName subscription = target().createSubscription(topic, Subscription.newBuilder());
+
+    Topic topicUpdated =
+        updateTopic(Topic.newBuilder().setName(topic.toString()).putLabels("team", "a"), "labels");
+    Subscription subscriptionUpdated =
+        update(subscription, Subscription.newBuilder().putLabels("team", "b"), "labels");
+
+    assertThat(topicUpdated.getLabelsMap()).containsExactly(Map.entry("team", "a"));
+    assertThat(subscriptionUpdated.getLabelsMap()).containsExactly(Map.entry("team", "b"));
+    assertThat(target().subscriptions.getSubscription(subscription).getLabelsMap())
+        .containsExactly(Map.entry("team", "b"));
+  }
+
+  @Test
   void aNestedUpdateMaskChangesOneFieldOfAPolicy() {
     assumeDocumented(Divergence.NESTED_UPDATE_MASK_REFUSED);
     TopicName topic = target().createTopic("mask-nested");
@@ -876,17 +893,23 @@ abstract class AdminSurfaceScenarios {
     assertThatThrownBy(() -> target().publish(topic, AVRO_VALID_JSON))
         .isInstanceOf(NotFoundException.class)
         .hasMessageEndingWith("NOT_FOUND: Schema associated with topic deleted.");
-    Topic relabelled =
-        target()
-            .topics
-            .updateTopic(
-                UpdateTopicRequest.newBuilder()
-                    .setTopic(Topic.newBuilder().setName(topic.toString()).putLabels("a", "b"))
-                    .setUpdateMask(FieldMask.newBuilder().addPaths("labels"))
-                    .build());
-    assertThat(relabelled.getLabelsMap())
-        .as("a topic whose schema is gone can still be updated")
-        .containsEntry("a", "b");
+    assertThatThrownBy(
+            () ->
+                updateTopic(
+                    Topic.newBuilder()
+                        .setName(topic.toString())
+                        .setMessageRetentionDuration(PubSubScenarios.seconds(600)),
+                    "message_retention_duration"))
+        .as("the deleted schema is checked again, whatever the mask names")
+        .isInstanceOf(NotFoundException.class)
+        .hasMessageEndingWith("NOT_FOUND: Schema could not be found");
+    Topic withoutSchema =
+        updateTopic(Topic.newBuilder().setName(topic.toString()), "schema_settings");
+    assertThat(withoutSchema.hasSchemaSettings()).isFalse();
+    target().publish(topic, "no longer validated");
+    assertThat(target().pullExactly(subscription, 1))
+        .extracting(PubSubScenarios::text)
+        .containsExactly("no longer validated");
   }
 
   @Test
@@ -973,6 +996,16 @@ abstract class AdminSurfaceScenarios {
         .updateSubscription(
             UpdateSubscriptionRequest.newBuilder()
                 .setSubscription(update.setName(subscription.toString()))
+                .setUpdateMask(FieldMask.newBuilder().addPaths(path))
+                .build());
+  }
+
+  private Topic updateTopic(Topic.Builder update, String path) {
+    return target()
+        .topics
+        .updateTopic(
+            UpdateTopicRequest.newBuilder()
+                .setTopic(update)
                 .setUpdateMask(FieldMask.newBuilder().addPaths(path))
                 .build());
   }

@@ -54,6 +54,7 @@ class EmulatorScenariosTest extends PubSubScenarios {
         Divergence.RETRY_POLICY_IGNORED,
         Divergence.DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY,
         Divergence.NESTED_UPDATE_MASK_REFUSED,
+        Divergence.LABELS_NOT_UPDATABLE,
         Divergence.SUBSCRIPTION_RETENTION_CAPPED_AT_7_DAYS,
         Divergence.EXPIRATION_TTL_UNCHECKED,
         Divergence.PUBLISH_LIMITS_NOT_ENFORCED,

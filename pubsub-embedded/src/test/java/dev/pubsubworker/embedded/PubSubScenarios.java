@@ -101,6 +101,11 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
      */
     NESTED_UPDATE_MASK_REFUSED,
     /**
+     * An update mask naming {@code labels} is refused on topics and subscriptions ("labels is not a
+     * known Topic field"). Documented: labels are updated like any other field.
+     */
+    LABELS_NOT_UPDATABLE,
+    /**
      * A subscription's message_retention_duration over 7 days is refused. Documented: up to 31
      * days.
      */
