@@ -1,23 +1,36 @@
 package dev.pubsubworker.embedded;
 
-import com.google.protobuf.Descriptors;
 import com.google.protobuf.FieldMask;
 import com.google.protobuf.Timestamp;
+import com.google.pubsub.v1.CommitSchemaRequest;
+import com.google.pubsub.v1.CreateSchemaRequest;
+import com.google.pubsub.v1.CreateSnapshotRequest;
+import com.google.pubsub.v1.DeleteSchemaRevisionRequest;
+import com.google.pubsub.v1.GetSchemaRequest;
+import com.google.pubsub.v1.ListSchemaRevisionsRequest;
+import com.google.pubsub.v1.ListSchemasRequest;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.RollbackSchemaRequest;
+import com.google.pubsub.v1.Schema;
+import com.google.pubsub.v1.Snapshot;
 import com.google.pubsub.v1.StreamingPullRequest;
 import com.google.pubsub.v1.StreamingPullResponse;
 import com.google.pubsub.v1.StreamingPullResponse.AcknowledgeConfirmation;
 import com.google.pubsub.v1.StreamingPullResponse.ModifyAckDeadlineConfirmation;
 import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.Topic;
+import com.google.pubsub.v1.ValidateMessageRequest;
+import com.google.pubsub.v1.ValidateSchemaRequest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -60,12 +73,19 @@ final class Broker {
   private final Map<String, Set<String>> topicSubscriptions = new TreeMap<>();
   private final NavigableMap<String, SubscriptionState> subscriptions = new TreeMap<>();
   private final List<DelayedAck> delayedAcks = new ArrayList<>();
+  private final Schemas schemas;
+  private final Snapshots snapshots = new Snapshots();
+
+  /** Per topic with a message_retention_duration: its messages of that last duration. */
+  private final Map<String, ArrayDeque<PubsubMessage>> topicRetained = new TreeMap<>();
+
   private long nextMessageId = 1;
   private long nextSequence = 1;
   private boolean closed;
 
   Broker(Clock clock) {
     this.clock = clock;
+    this.schemas = new Schemas(clock);
   }
 
   Faults faults() {
@@ -80,6 +100,7 @@ final class Broker {
 
   synchronized Topic createTopic(Topic topic) {
     String name = Names.check(topic.getName(), "topics");
+    checkTopic(topic);
     if (topics.containsKey(name)) {
       throw alreadyExists(name);
     }
@@ -94,21 +115,22 @@ final class Broker {
 
   synchronized Topic updateTopic(Topic update, FieldMask mask) {
     Topic current = requireTopic(update.getName());
-    if (mask.getPathsCount() == 0) {
-      throw Validation.invalid("update_mask must name at least one field to update");
-    }
-    Topic.Builder merged = current.toBuilder();
-    for (String path : mask.getPathsList()) {
-      Descriptors.FieldDescriptor field = Topic.getDescriptor().findFieldByName(path);
-      if (field == null || path.equals("name")) {
-        throw Validation.invalid(
-            "Invalid update_mask provided: field '" + path + "' cannot be updated");
-      }
-      copyField(update, merged, field);
-    }
-    Topic result = merged.build();
+    Topic result = FieldMasks.apply(current, update, mask, "UpdateTopicRequest", Set.of("name"));
+    // Settings naming a deleted schema fail here as on the emulator (NOT_FOUND), whatever the mask
+    // names: the way out is an update of schema_settings itself.
+    checkTopic(result);
     topics.put(result.getName(), result);
     return result;
+  }
+
+  /** Checks a topic's retention (10 minutes to 31 days) and its schema settings. */
+  private void checkTopic(Topic topic) {
+    if (topic.hasMessageRetentionDuration()) {
+      Validation.checkRetention(topic.getMessageRetentionDuration());
+    }
+    if (topic.hasSchemaSettings()) {
+      schemas.checkSettings(topic.getSchemaSettings());
+    }
   }
 
   synchronized List<Topic> listTopics(String project) {
@@ -125,6 +147,8 @@ final class Broker {
   synchronized void deleteTopic(String name) {
     requireTopic(name);
     topics.remove(name);
+    topicRetained.remove(name);
+    snapshots.topicDeleted(name);
     for (String subscription : topicSubscriptions.remove(name)) {
       SubscriptionState state = subscriptions.get(subscription);
       if (state != null) {
@@ -133,24 +157,25 @@ final class Broker {
     }
   }
 
+  /** A client's Publish: Pub/Sub's request limits, then {@link #store}. */
   synchronized List<String> publish(String topicName, List<PubsubMessage> messages) {
-    requireTopic(topicName);
-    if (messages.isEmpty()) {
-      throw Validation.invalid("A publish request must contain at least one message");
-    }
-    long size = 0;
-    for (PubsubMessage message : messages) {
-      if (message.getData().isEmpty() && message.getAttributesCount() == 0) {
-        // The emulator's wording; Pub/Sub wants non-empty data or at least one attribute.
-        throw Validation.invalid("Some messages are empty");
+    Topic topic = requireTopic(topicName);
+    Validation.checkPublish(messages);
+    return store(topic, messages);
+  }
+
+  /**
+   * Validates messages against the topic's schema, gives them ids and publish times, and hands them
+   * to the topic's subscriptions and snapshots.
+   */
+  private List<String> store(Topic topic, List<PubsubMessage> messages) {
+    String topicName = topic.getName();
+    if (topic.hasSchemaSettings()) {
+      List<PubsubMessage> validated = new ArrayList<>(messages.size());
+      for (PubsubMessage message : messages) {
+        validated.add(schemas.validatePublished(topic.getSchemaSettings(), message));
       }
-      size += message.getSerializedSize();
-    }
-    if (size > Validation.MAX_PUBLISH_REQUEST_BYTES) {
-      throw Validation.invalid(
-          "Request payload size exceeds the limit: "
-              + Validation.MAX_PUBLISH_REQUEST_BYTES
-              + " bytes");
+      messages = validated;
     }
     Instant now = clock.instant();
     Timestamp publishTime =
@@ -161,6 +186,10 @@ final class Broker {
       ids.add(id);
       PubsubMessage stored =
           message.toBuilder().setMessageId(id).setPublishTime(publishTime).build();
+      snapshots.published(topicName, stored);
+      if (topic.hasMessageRetentionDuration()) {
+        topicRetained.computeIfAbsent(topicName, t -> new ArrayDeque<>()).add(stored);
+      }
       for (String subscription : topicSubscriptions.get(topicName)) {
         SubscriptionState state = subscriptions.get(subscription);
         if (state != null) {
@@ -195,25 +224,37 @@ final class Broker {
     }
     subscriptions.put(name, new SubscriptionState(subscription, this::publishDeadLetter));
     topicSubscriptions.get(request.getTopic()).add(name);
-    return subscription;
+    return withTopicRetention(subscription);
   }
 
-  private void publishDeadLetter(String topic, PubsubMessage message) {
-    if (!topics.containsKey(topic)) {
-      throw notFound(topic);
+  /** The subscription as the API shows it: with its topic's retention, when the topic has one. */
+  private Subscription withTopicRetention(Subscription subscription) {
+    Topic topic = topics.get(subscription.getTopic());
+    if (topic == null || !topic.hasMessageRetentionDuration()) {
+      return subscription;
     }
-    publish(topic, List.of(message));
+    return subscription.toBuilder()
+        .setTopicMessageRetentionDuration(topic.getMessageRetentionDuration())
+        .build();
+  }
+
+  /**
+   * Forwards a message to a dead-letter topic. The server's own publish: the client's request
+   * limits do not apply (the dead-letter attributes may take a message past 100), its schema does.
+   */
+  private void publishDeadLetter(String topic, PubsubMessage message) {
+    store(requireTopic(topic), List.of(message));
   }
 
   synchronized Subscription getSubscription(String name) {
-    return requireSubscription(name).config();
+    return withTopicRetention(requireSubscription(name).config());
   }
 
   synchronized Subscription updateSubscription(Subscription update, FieldMask mask) {
     SubscriptionState state = requireSubscription(update.getName());
     Subscription result = SubscriptionConfigs.forUpdate(state.config(), update, mask);
     state.updateConfig(result);
-    return result;
+    return withTopicRetention(result);
   }
 
   synchronized List<Subscription> listSubscriptions(String project) {
@@ -222,7 +263,7 @@ final class Broker {
     List<Subscription> result = new ArrayList<>();
     for (SubscriptionState state :
         subscriptions.subMap(prefix, prefix + Character.MAX_VALUE).values()) {
-      result.add(state.config());
+      result.add(withTopicRetention(state.config()));
     }
     return result;
   }
@@ -237,10 +278,67 @@ final class Broker {
     state.closeStreams(Status.NOT_FOUND.withDescription("Subscription does not exist"));
   }
 
+  /**
+   * Seeks to a time: the messages the subscription retains become acked when published before it,
+   * unacked from it on. When the topic has a message_retention_duration, the messages the topic
+   * retains from that time on become unacked too, even those acked without retain_acked_messages or
+   * published before the subscription was created, as on Pub/Sub.
+   */
   synchronized void seek(String name, Instant time) {
     SubscriptionState state = requireSubscription(name);
-    state.seek(time);
-    deliver(state, clock.instant());
+    Instant now = clock.instant();
+    List<PubsubMessage> topicMessages = topicRetained(state.config().getTopic(), now);
+    if (topicMessages.isEmpty()) {
+      state.seek(time);
+    } else {
+      Map<String, PubsubMessage> reached = new LinkedHashMap<>();
+      for (QueuedMessage message : state.heldMessages()) {
+        reached.put(message.message.getMessageId(), message.message);
+      }
+      for (PubsubMessage message : topicMessages) {
+        reached.putIfAbsent(message.getMessageId(), message);
+      }
+      List<PubsubMessage> sorted = new ArrayList<>();
+      for (PubsubMessage message : reached.values()) {
+        if (!Snapshots.instant(message.getPublishTime()).isBefore(time)) {
+          sorted.add(message);
+        }
+      }
+      sorted.sort(
+          Comparator.comparing((PubsubMessage m) -> Snapshots.instant(m.getPublishTime()))
+              .thenComparingLong(m -> Long.parseLong(m.getMessageId())));
+      state.seekToBacklog(queued(sorted));
+    }
+    deliver(state, now);
+  }
+
+  /** New subscription entries for published messages, in the given order. */
+  private List<QueuedMessage> queued(List<PubsubMessage> messages) {
+    List<QueuedMessage> queued = new ArrayList<>(messages.size());
+    for (PubsubMessage message : messages) {
+      queued.add(
+          new QueuedMessage(message, nextSequence++, Snapshots.instant(message.getPublishTime())));
+    }
+    return queued;
+  }
+
+  /** The messages {@code topic} retains now (none without a message_retention_duration). */
+  private List<PubsubMessage> topicRetained(String topicName, Instant now) {
+    Topic topic = topics.get(topicName);
+    ArrayDeque<PubsubMessage> retained = topicRetained.get(topicName);
+    if (topic == null || retained == null) {
+      return List.of();
+    }
+    if (!topic.hasMessageRetentionDuration()) {
+      topicRetained.remove(topicName);
+      return List.of();
+    }
+    Instant oldest = now.minus(Validation.toDuration(topic.getMessageRetentionDuration()));
+    while (!retained.isEmpty()
+        && Snapshots.instant(retained.peekFirst().getPublishTime()).isBefore(oldest)) {
+      retained.pollFirst();
+    }
+    return new ArrayList<>(retained);
   }
 
   // ---- pulling, acking ----
@@ -615,6 +713,134 @@ final class Broker {
     delayedAcks.clear();
   }
 
+  // ---- snapshots ----
+
+  synchronized Snapshot createSnapshot(CreateSnapshotRequest request) {
+    SubscriptionState state = requireSubscription(request.getSubscription());
+    String topic = state.config().getTopic();
+    if (topic.equals(DELETED_TOPIC)) {
+      throw Status.FAILED_PRECONDITION
+          .withDescription(
+              "The subscription's topic has been deleted: there is nothing to snapshot")
+          .asRuntimeException();
+    }
+    List<PubsubMessage> backlog = new ArrayList<>();
+    for (QueuedMessage message : state.unackedMessages()) {
+      backlog.add(message.message);
+    }
+    return snapshots.create(
+        request.getName(),
+        Names.parent(request.getSubscription()),
+        topic,
+        backlog,
+        request.getLabelsMap(),
+        clock.instant());
+  }
+
+  synchronized Snapshot getSnapshot(String name) {
+    return snapshots.get(name, clock.instant());
+  }
+
+  synchronized List<Snapshot> listSnapshots(String project) {
+    return snapshots.list(project, clock.instant());
+  }
+
+  synchronized List<String> listTopicSnapshots(String topic) {
+    requireTopic(topic);
+    return snapshots.listForTopic(topic, clock.instant());
+  }
+
+  synchronized Snapshot updateSnapshot(Snapshot update, FieldMask mask) {
+    return snapshots.update(update, mask, clock.instant());
+  }
+
+  synchronized void deleteSnapshot(String name) {
+    snapshots.delete(name, clock.instant());
+  }
+
+  /**
+   * Seeks a subscription to a snapshot of its topic: the snapshot's messages become its unacked
+   * backlog, every other message acked; every outstanding lease ends.
+   *
+   * @throws StatusRuntimeException FAILED_PRECONDITION (the emulator's text) when the snapshot was
+   *     taken on another topic, or on a topic deleted since
+   */
+  synchronized void seekToSnapshot(String subscription, String snapshotName) {
+    SubscriptionState state = requireSubscription(subscription);
+    Instant now = clock.instant();
+    Snapshots.Entry snapshot = snapshots.require(snapshotName, now);
+    String topic = state.config().getTopic();
+    if (snapshot.topicDeleted || !snapshot.snapshot.getTopic().equals(topic)) {
+      throw Status.FAILED_PRECONDITION
+          .withDescription(
+              "The subscription's topic "
+                  + topic
+                  + " is different from that of the snapshot "
+                  + snapshot.snapshot.getTopic()
+                  + "; they must match in order for Seek work. Note that if a topic is deleted and"
+                  + " then re-created with the same name, it is considered a distinct topic for"
+                  + " these purposes.")
+          .asRuntimeException();
+    }
+    state.seekToBacklog(queued(snapshot.messages));
+    deliver(state, now);
+  }
+
+  // ---- schemas ----
+
+  synchronized Schema createSchema(CreateSchemaRequest request) {
+    return schemas.create(request.getParent(), request.getSchema(), request.getSchemaId());
+  }
+
+  synchronized Schema getSchema(GetSchemaRequest request) {
+    return schemas.get(request.getName(), request.getView());
+  }
+
+  synchronized List<Schema> listSchemas(ListSchemasRequest request) {
+    return schemas.list(request.getParent(), request.getView());
+  }
+
+  synchronized List<Schema> listSchemaRevisions(ListSchemaRevisionsRequest request) {
+    return schemas.listRevisions(request.getName(), request.getView());
+  }
+
+  synchronized Schema commitSchema(CommitSchemaRequest request) {
+    return schemas.commit(request.getName(), request.getSchema());
+  }
+
+  synchronized Schema rollbackSchema(RollbackSchemaRequest request) {
+    return schemas.rollback(request.getName(), request.getRevisionId());
+  }
+
+  /** The revision comes in the name ({@code name@revision}), or in the deprecated revision_id. */
+  @SuppressWarnings("deprecation")
+  synchronized Schema deleteSchemaRevision(DeleteSchemaRevisionRequest request) {
+    return schemas.deleteRevision(request.getName(), request.getRevisionId());
+  }
+
+  /** Deletes a schema; the topics that named it name {@code _deleted-schema_} from now on. */
+  synchronized void deleteSchema(String name) {
+    schemas.delete(name);
+    for (Map.Entry<String, Topic> entry : topics.entrySet()) {
+      Topic topic = entry.getValue();
+      if (topic.getSchemaSettings().getSchema().equals(name)) {
+        entry.setValue(
+            topic.toBuilder()
+                .setSchemaSettings(
+                    topic.getSchemaSettings().toBuilder().setSchema(Schemas.DELETED_SCHEMA))
+                .build());
+      }
+    }
+  }
+
+  synchronized void validateSchema(ValidateSchemaRequest request) {
+    schemas.validate(request.getParent(), request.getSchema());
+  }
+
+  synchronized void validateMessage(ValidateMessageRequest request) {
+    schemas.validateMessage(request);
+  }
+
   // ---- helpers ----
 
   private Topic requireTopic(String name) {
@@ -651,19 +877,5 @@ final class Broker {
                 ? "Subscription already exists"
                 : "Topic already exists")
         .asRuntimeException();
-  }
-
-  static <M extends com.google.protobuf.Message, B extends com.google.protobuf.Message.Builder>
-      void copyField(M from, B to, Descriptors.FieldDescriptor field) {
-    if (field.isRepeated() || field.isMapField()) {
-      to.clearField(field);
-      for (int i = 0; i < from.getRepeatedFieldCount(field); i++) {
-        to.addRepeatedField(field, from.getRepeatedField(field, i));
-      }
-    } else if (field.hasPresence() && !from.hasField(field)) {
-      to.clearField(field);
-    } else {
-      to.setField(field, from.getField(field));
-    }
   }
 }

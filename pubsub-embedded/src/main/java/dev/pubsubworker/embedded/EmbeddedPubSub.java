@@ -17,9 +17,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An in-process Google Cloud Pub/Sub server: the {@code google.pubsub.v1} Publisher and Subscriber
- * services over plaintext gRPC, which the unmodified google-cloud-pubsub {@code Publisher}, {@code
- * Subscriber} and admin clients use exactly as they use {@code PUBSUB_EMULATOR_HOST}.
+ * An in-process Google Cloud Pub/Sub server: the {@code google.pubsub.v1} Publisher, Subscriber and
+ * SchemaService services over plaintext gRPC, which the unmodified google-cloud-pubsub {@code
+ * Publisher}, {@code Subscriber} and admin clients use exactly as they use {@code
+ * PUBSUB_EMULATOR_HOST}.
  *
  * <p>Deadlines and backoffs are judged against the {@link Clock} given to the builder (the system
  * clock by default). A background ticker checks them every {@link Builder#setTickInterval tick
@@ -63,6 +64,9 @@ public final class EmbeddedPubSub implements AutoCloseable {
             .addService(
                 ServerInterceptors.intercept(
                     new SubscriberService(broker), new LatencyInterceptor(broker.faults())))
+            .addService(
+                ServerInterceptors.intercept(
+                    new SchemaService(broker), new LatencyInterceptor(broker.faults())))
             .build()
             .start();
     this.ticker = Executors.newSingleThreadScheduledExecutor(daemonThreads("embedded-pubsub-tick"));

@@ -4,18 +4,19 @@ import io.grpc.Status;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Resource names of topics and subscriptions, checked the way Pub/Sub checks them. */
+/** Resource names of topics, subscriptions, snapshots and schemas, checked as Pub/Sub does. */
 final class Names {
 
   private static final Pattern RESOURCE =
-      Pattern.compile("projects/([^/]+)/(topics|subscriptions)/([^/]+)");
+      Pattern.compile("projects/([^/]+)/(topics|subscriptions|snapshots|schemas)/([^/]+)");
   private static final Pattern ID = Pattern.compile("[A-Za-z][A-Za-z0-9\\-_.~+%]{2,254}");
   private static final Pattern PROJECT = Pattern.compile("projects/([^/]+)");
 
   private Names() {}
 
   /**
-   * Checks a full topic or subscription name.
+   * Checks a full resource name of {@code collection} ("topics", "subscriptions", "snapshots",
+   * "schemas").
    *
    * @throws io.grpc.StatusRuntimeException INVALID_ARGUMENT "Invalid [topics] name: (name=...)"
    */

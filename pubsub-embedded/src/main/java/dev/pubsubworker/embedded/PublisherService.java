@@ -95,8 +95,15 @@ final class PublisherService extends PublisherGrpc.PublisherImplBase {
     Rpc.answer(
         observer,
         () -> {
-          broker.getTopic(request.getTopic());
-          return ListTopicSnapshotsResponse.getDefaultInstance();
+          Rpc.Page<String> page =
+              Rpc.page(
+                  broker.listTopicSnapshots(request.getTopic()),
+                  request.getPageSize(),
+                  request.getPageToken());
+          return ListTopicSnapshotsResponse.newBuilder()
+              .addAllSnapshots(page.items())
+              .setNextPageToken(page.nextToken())
+              .build();
         });
   }
 

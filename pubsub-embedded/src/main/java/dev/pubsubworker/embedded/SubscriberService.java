@@ -37,9 +37,6 @@ import java.time.Instant;
 /** The google.pubsub.v1.Subscriber service over a {@link Broker}. */
 final class SubscriberService extends SubscriberGrpc.SubscriberImplBase {
 
-  static final String SNAPSHOTS_REFUSED =
-      "snapshots are not supported by the embedded Pub/Sub server; seek to a time instead";
-
   private final Broker broker;
 
   SubscriberService(Broker broker) {
@@ -233,46 +230,65 @@ final class SubscriberService extends SubscriberGrpc.SubscriberImplBase {
     Rpc.answer(
         observer,
         () -> {
-          if (request.hasSnapshot() || !request.getSnapshot().isEmpty()) {
-            throw Status.UNIMPLEMENTED.withDescription(SNAPSHOTS_REFUSED).asRuntimeException();
+          switch (request.getTargetCase()) {
+            case TIME ->
+                broker.seek(
+                    request.getSubscription(),
+                    Instant.ofEpochSecond(
+                        request.getTime().getSeconds(), request.getTime().getNanos()));
+            case SNAPSHOT ->
+                broker.seekToSnapshot(request.getSubscription(), request.getSnapshot());
+            default ->
+                // The emulator's wording.
+                throw Validation.invalid(
+                    "No target was specified in the SeekRequest. Must specify either a time or a"
+                        + " snapshot");
           }
-          if (!request.hasTime()) {
-            throw Validation.invalid("Seek needs a time (snapshots are not supported)");
-          }
-          Instant time =
-              Instant.ofEpochSecond(request.getTime().getSeconds(), request.getTime().getNanos());
-          broker.seek(request.getSubscription(), time);
           return SeekResponse.getDefaultInstance();
         });
   }
 
   @Override
+  public void createSnapshot(CreateSnapshotRequest request, StreamObserver<Snapshot> observer) {
+    Rpc.answer(observer, () -> broker.createSnapshot(request));
+  }
+
+  @Override
   public void getSnapshot(GetSnapshotRequest request, StreamObserver<Snapshot> observer) {
-    refuseSnapshots(observer);
+    Rpc.answer(observer, () -> broker.getSnapshot(request.getSnapshot()));
   }
 
   @Override
   public void listSnapshots(
       ListSnapshotsRequest request, StreamObserver<ListSnapshotsResponse> observer) {
-    refuseSnapshots(observer);
-  }
-
-  @Override
-  public void createSnapshot(CreateSnapshotRequest request, StreamObserver<Snapshot> observer) {
-    refuseSnapshots(observer);
+    Rpc.answer(
+        observer,
+        () -> {
+          Rpc.Page<Snapshot> page =
+              Rpc.page(
+                  broker.listSnapshots(request.getProject()),
+                  request.getPageSize(),
+                  request.getPageToken());
+          return ListSnapshotsResponse.newBuilder()
+              .addAllSnapshots(page.items())
+              .setNextPageToken(page.nextToken())
+              .build();
+        });
   }
 
   @Override
   public void updateSnapshot(UpdateSnapshotRequest request, StreamObserver<Snapshot> observer) {
-    refuseSnapshots(observer);
+    Rpc.answer(
+        observer, () -> broker.updateSnapshot(request.getSnapshot(), request.getUpdateMask()));
   }
 
   @Override
   public void deleteSnapshot(DeleteSnapshotRequest request, StreamObserver<Empty> observer) {
-    refuseSnapshots(observer);
-  }
-
-  private static void refuseSnapshots(StreamObserver<?> observer) {
-    observer.onError(Status.UNIMPLEMENTED.withDescription(SNAPSHOTS_REFUSED).asRuntimeException());
+    Rpc.answer(
+        observer,
+        () -> {
+          broker.deleteSnapshot(request.getSnapshot());
+          return Empty.getDefaultInstance();
+        });
   }
 }

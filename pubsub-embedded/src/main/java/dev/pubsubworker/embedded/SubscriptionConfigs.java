@@ -1,8 +1,8 @@
 package dev.pubsubworker.embedded;
 
-import com.google.protobuf.Descriptors;
 import com.google.protobuf.FieldMask;
 import com.google.pubsub.v1.DeadLetterPolicy;
+import com.google.pubsub.v1.PushConfig;
 import com.google.pubsub.v1.RetryPolicy;
 import com.google.pubsub.v1.Subscription;
 import io.grpc.Status;
@@ -10,8 +10,9 @@ import java.time.Duration;
 import java.util.Set;
 
 /**
- * Checks subscription settings and fills in Pub/Sub's defaults; refuses what the embedded server
- * does not implement (filters, push, BigQuery and Cloud Storage delivery) with INVALID_ARGUMENT.
+ * Checks subscription settings and fills in Pub/Sub's defaults (an empty push_config on a pull
+ * subscription among them); refuses what the embedded server does not implement (filters, push,
+ * BigQuery and Cloud Storage delivery) with INVALID_ARGUMENT.
  */
 final class SubscriptionConfigs {
 
@@ -26,32 +27,23 @@ final class SubscriptionConfigs {
       builder.setAckDeadlineSeconds(Validation.DEFAULT_ACK_DEADLINE_SECONDS);
     }
     if (!builder.hasMessageRetentionDuration()) {
-      builder.setMessageRetentionDuration(seconds(Duration.ofDays(7)));
+      builder.setMessageRetentionDuration(Validation.toProto(Validation.DEFAULT_RETENTION));
     }
     if (!builder.hasExpirationPolicy()) {
-      builder.getExpirationPolicyBuilder().setTtl(seconds(Duration.ofDays(31)));
+      builder.getExpirationPolicyBuilder().setTtl(Validation.toProto(Duration.ofDays(31)));
     }
     builder.setState(Subscription.State.ACTIVE);
     return check(builder);
   }
 
   static Subscription forUpdate(Subscription current, Subscription update, FieldMask mask) {
-    if (mask.getPathsCount() == 0) {
-      throw Validation.invalid("update_mask must name at least one field to update");
-    }
-    Subscription.Builder merged = current.toBuilder();
-    for (String path : mask.getPathsList()) {
-      Descriptors.FieldDescriptor field = Subscription.getDescriptor().findFieldByName(path);
-      if (field == null || IMMUTABLE.contains(path)) {
-        throw Validation.invalid(
-            "Invalid update_mask provided in the UpdateSubscriptionRequest: the '"
-                + path
-                + "' field cannot be updated");
-      }
-      Broker.copyField(update, merged, field);
-    }
+    Subscription.Builder merged =
+        FieldMasks.apply(current, update, mask, "UpdateSubscriptionRequest", IMMUTABLE).toBuilder();
     if (merged.getAckDeadlineSeconds() == 0) {
       merged.setAckDeadlineSeconds(Validation.DEFAULT_ACK_DEADLINE_SECONDS);
+    }
+    if (!merged.hasMessageRetentionDuration()) {
+      merged.setMessageRetentionDuration(Validation.toProto(Validation.DEFAULT_RETENTION));
     }
     return check(merged);
   }
@@ -68,6 +60,16 @@ final class SubscriptionConfigs {
           "filters are not supported by the embedded Pub/Sub server (filter="
               + builder.getFilter()
               + ")");
+    }
+    // Output only: the server fills it in from the topic when it answers.
+    builder.clearTopicMessageRetentionDuration();
+    Validation.checkRetention(builder.getMessageRetentionDuration());
+    if (builder.getExpirationPolicy().hasTtl()) {
+      Validation.checkExpirationTtl(builder.getExpirationPolicy().getTtl());
+    }
+    if (!builder.hasPushConfig()) {
+      // A pull subscription has an empty push_config, as on Pub/Sub: clients read it unguarded.
+      builder.setPushConfig(PushConfig.getDefaultInstance());
     }
     if (!builder.getPushConfig().getPushEndpoint().isEmpty()) {
       throw Validation.invalid(
@@ -106,11 +108,11 @@ final class SubscriptionConfigs {
       RetryPolicy policy = builder.getRetryPolicy();
       Duration min =
           policy.hasMinimumBackoff()
-              ? toDuration(policy.getMinimumBackoff())
+              ? Validation.toDuration(policy.getMinimumBackoff())
               : Validation.DEFAULT_MIN_BACKOFF;
       Duration max =
           policy.hasMaximumBackoff()
-              ? toDuration(policy.getMaximumBackoff())
+              ? Validation.toDuration(policy.getMaximumBackoff())
               : Validation.DEFAULT_MAX_BACKOFF;
       Duration limit = Duration.ofSeconds(600);
       if (min.isNegative()
@@ -128,19 +130,10 @@ final class SubscriptionConfigs {
             "Invalid retry_policy: minimum_backoff " + min + " exceeds maximum_backoff " + max);
       }
       builder.setRetryPolicy(
-          RetryPolicy.newBuilder().setMinimumBackoff(seconds(min)).setMaximumBackoff(seconds(max)));
+          RetryPolicy.newBuilder()
+              .setMinimumBackoff(Validation.toProto(min))
+              .setMaximumBackoff(Validation.toProto(max)));
     }
     return builder.build();
-  }
-
-  private static Duration toDuration(com.google.protobuf.Duration duration) {
-    return Duration.ofSeconds(duration.getSeconds(), duration.getNanos());
-  }
-
-  private static com.google.protobuf.Duration seconds(Duration duration) {
-    return com.google.protobuf.Duration.newBuilder()
-        .setSeconds(duration.getSeconds())
-        .setNanos(duration.getNano())
-        .build();
   }
 }

@@ -10,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -481,5 +482,39 @@ final class SubscriptionState {
     }
     streams.clear();
     return closed;
+  }
+
+  // ---- snapshots (the admin surface): nothing above depends on these ----
+
+  /** The unacked messages (leased or not), in publish order: what a snapshot captures. */
+  List<QueuedMessage> unackedMessages() {
+    List<QueuedMessage> backlog = new ArrayList<>(unacked.values());
+    backlog.sort(Comparator.comparingLong(m -> m.sequence));
+    return backlog;
+  }
+
+  /** Every message held, unacked or acked and retained, in publish order: what a seek can reach. */
+  List<QueuedMessage> heldMessages() {
+    List<QueuedMessage> held = new ArrayList<>(unacked.values());
+    held.addAll(retainedAcked);
+    held.sort(Comparator.comparingLong(m -> m.sequence));
+    return held;
+  }
+
+  /**
+   * Seeks to a snapshot (or to a time on a topic with retention): exactly {@code backlog} (new
+   * entries, in publish order) becomes unacked and deliverable now; every other message becomes
+   * acked (and is kept when acked messages are retained); every outstanding lease ends.
+   */
+  void seekToBacklog(List<QueuedMessage> backlog) {
+    seek(Instant.MAX);
+    Set<String> ids = new HashSet<>();
+    for (QueuedMessage message : backlog) {
+      ids.add(message.message.getMessageId());
+    }
+    retainedAcked.removeIf(message -> ids.contains(message.message.getMessageId()));
+    for (QueuedMessage message : backlog) {
+      enqueue(message);
+    }
   }
 }

@@ -41,16 +41,17 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
  * The differential suite: every scenario runs, with the same assertions and the real client,
  * against Google's emulator ({@link EmulatorScenariosTest}) and the embedded server ({@link
  * EmbeddedScenariosTest}). Deadlines are Pub/Sub's minimum, 10 s; on the emulator that time really
- * passes, on the embedded server a manual clock is advanced.
+ * passes, on the embedded server a manual clock is advanced. The scenarios of the admin surface
+ * (snapshots, schemas, publish limits, update masks, retention) are inherited from {@link
+ * AdminSurfaceScenarios}.
  */
-abstract class PubSubScenarios {
+abstract class PubSubScenarios extends AdminSurfaceScenarios {
 
   /** Pub/Sub's minimum ack deadline. */
   static final int ACK_DEADLINE_SECONDS = 10;
@@ -59,6 +60,7 @@ abstract class PubSubScenarios {
   static final Duration QUIET = Duration.ofMillis(1500);
 
   /** The server under test. */
+  @Override
   abstract PubSubTarget target();
 
   /**
@@ -91,17 +93,65 @@ abstract class PubSubScenarios {
      * delivery_attempt is set on subscriptions with a retry policy but no dead-letter policy.
      * Documented: 0 without a dead-letter policy.
      */
-    DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY
+    DELIVERY_ATTEMPT_WITHOUT_DEAD_LETTER_POLICY,
+    /**
+     * An update mask path inside a policy ({@code dead_letter_policy.max_delivery_attempts}, as in
+     * Google's UpdateDeadLetterPolicyExample) is refused as "not a known Subscription field".
+     * Documented: paths name fields, nested ones included.
+     */
+    NESTED_UPDATE_MASK_REFUSED,
+    /**
+     * An update mask naming {@code labels} is refused on topics and subscriptions ("labels is not a
+     * known Topic field"). Documented: labels are updated like any other field.
+     */
+    LABELS_NOT_UPDATABLE,
+    /**
+     * A subscription's message_retention_duration over 7 days is refused. Documented: up to 31
+     * days.
+     */
+    SUBSCRIPTION_RETENTION_CAPPED_AT_7_DAYS,
+    /** An expiration_policy.ttl of 1 hour is accepted. Documented: the minimum is 1 day. */
+    EXPIRATION_TTL_UNCHECKED,
+    /**
+     * Publish accepts more than 100 attributes, keys over 256 bytes, values over 1,024 bytes, keys
+     * starting with "goog" and ordering keys over 1,024 bytes; a request over 10 MB gets no answer
+     * until the client's deadline. Documented: each is refused with INVALID_ARGUMENT.
+     */
+    PUBLISH_LIMITS_NOT_ENFORCED,
+    /**
+     * CreateSnapshot without a name is refused ("Invalid [snapshots] name: (name=)"). Documented:
+     * the server picks a name.
+     */
+    SNAPSHOT_NAME_REQUIRED,
+    /** UpdateSnapshot answers UNIMPLEMENTED. Documented: it updates labels and expire_time. */
+    UPDATE_SNAPSHOT_UNIMPLEMENTED,
+    /**
+     * Seeking a subscription to a snapshot taken from another subscription of the topic leaves it
+     * with no messages. Documented: the subscription takes the snapshot's acknowledgment state.
+     */
+    SEEK_TO_ANOTHER_SUBSCRIPTIONS_SNAPSHOT_FINDS_NOTHING,
+    /**
+     * A subscription of a topic with a message_retention_duration does not show it in
+     * topic_message_retention_duration. Documented: the field is set in the server's responses.
+     */
+    TOPIC_RETENTION_NOT_SHOWN_ON_SUBSCRIPTIONS,
+    /**
+     * Protocol Buffer schemas answer "UNIMPLEMENTED: Protocol buffer support not implemented in
+     * emulator". Documented: PROTOCOL_BUFFER is a schema type.
+     */
+    PROTOCOL_BUFFER_SCHEMAS_UNIMPLEMENTED,
+    /** ListSchemas without a view includes definitions. Documented: the default view is BASIC. */
+    SCHEMAS_LISTED_WITH_DEFINITION_BY_DEFAULT,
+    /**
+     * revision_create_time is seconds since the emulator started, not the time of day. Documented:
+     * the timestamp the revision was created.
+     */
+    SCHEMA_REVISION_TIME_NOT_WALL_CLOCK
   }
 
   /** The documented behaviours this server does not have. */
+  @Override
   abstract Set<Divergence> divergences();
-
-  private void assumeDocumented(Divergence divergence) {
-    Assumptions.assumeFalse(
-        divergences().contains(divergence),
-        () -> "this server departs from Google's documentation here: " + divergence);
-  }
 
   // ---- scenarios ----
 

@@ -12,6 +12,8 @@ import com.google.api.gax.rpc.FixedTransportChannelProvider;
 import com.google.api.gax.rpc.TransportChannelProvider;
 import com.google.cloud.pubsub.v1.MessageReceiver;
 import com.google.cloud.pubsub.v1.Publisher;
+import com.google.cloud.pubsub.v1.SchemaServiceClient;
+import com.google.cloud.pubsub.v1.SchemaServiceSettings;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriptionAdminClient;
 import com.google.cloud.pubsub.v1.SubscriptionAdminSettings;
@@ -52,6 +54,7 @@ final class PubSubTarget implements AutoCloseable {
   final TransportChannelProvider channelProvider;
   final TopicAdminClient topics;
   final SubscriptionAdminClient subscriptions;
+  final SchemaServiceClient schemas;
 
   PubSubTarget(String hostPort, String project) {
     this.hostPort = hostPort;
@@ -76,6 +79,12 @@ final class PubSubTarget implements AutoCloseable {
                   .setTransportChannelProvider(channelProvider)
                   .setCredentialsProvider(credentials())
                   .build());
+      this.schemas =
+          SchemaServiceClient.create(
+              SchemaServiceSettings.newBuilder()
+                  .setTransportChannelProvider(channelProvider)
+                  .setCredentialsProvider(credentials())
+                  .build());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -83,6 +92,11 @@ final class PubSubTarget implements AutoCloseable {
 
   static CredentialsProvider credentials() {
     return NoCredentialsProvider.create();
+  }
+
+  /** A fresh id for a snapshot or a schema. */
+  String uniqueId(String prefix) {
+    return prefix + "-" + System.nanoTime() + "-" + NAMES.incrementAndGet();
   }
 
   TopicName topicName(String prefix) {
@@ -127,6 +141,7 @@ final class PubSubTarget implements AutoCloseable {
   public void close() {
     topics.close();
     subscriptions.close();
+    schemas.close();
     channel.shutdownNow();
     try {
       channel.awaitTermination(5, TimeUnit.SECONDS);
