@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * {@link GuardedDispatcher}. With exactly-once delivery it uses the ack-with-response receiver and
  * the configured minimum ack extension; the stream ack deadline and every ack-deadline extension
  * are at most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how long a
- * crash delays a message.
+ * crash delays a message ({@link CrashRecovery}).
  *
  * <p>Stopping: {@link #stopAsync} closes the stream; the client then waits (mode
  * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
@@ -107,13 +107,14 @@ final class SubscriptionRunner {
           "subscription " + config.id() + ": the subscriber did not start", e);
     }
     log.info(
-        "subscription {} ({}): pulling; exactly-once {}, {}",
+        "subscription {} ({}): pulling; exactly-once {}, {}; after a crash, messages run again {}",
         config.id(),
         facts.path(),
         facts.exactlyOnce() ? "on" : "off",
         facts.deadLetterTopic().isPresent()
             ? "dead-letter after " + facts.maxDeliveryAttempts() + " attempts"
-            : "no dead-letter policy");
+            : "no dead-letter policy",
+        CrashRecovery.of(config).withExactlyOnce(facts.exactlyOnce()).describe());
   }
 
   /**
