@@ -456,8 +456,9 @@ public final class EndToEndBenchmark {
             // Like the worker's handler pools: one executor of `threads` threads per stream.
             .setExecutorProvider(
                 InstantiatingExecutorProvider.newBuilder().setExecutorThreadCount(threads).build())
+            // Like the worker's defaults (max-ack-extension, max-ack-extension-per-call).
             .setMaxAckExtensionPeriodDuration(Duration.ofMinutes(60))
-            .setMaxDurationPerAckExtensionDuration(Duration.ofSeconds(600))
+            .setMaxDurationPerAckExtensionDuration(Duration.ofSeconds(60))
             .build();
     subscriber.startAsync().awaitRunning();
     try {

@@ -4,6 +4,7 @@ import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
+import dev.pubsubworker.runtime.pubsub.CrashRecovery;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.io.PrintWriter;
 import java.util.List;
@@ -17,7 +18,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code check-config}: validates a config without connecting to anything — settings, plugins,
- * handler names — and prints what it resolved to, or every problem with its path and origin.
+ * handler names — and prints what it resolved to (with each subscription's worst-case wait after a
+ * crash, {@link CrashRecovery}), or every problem with its path and origin.
  */
 @Command(
     name = "check-config",
@@ -73,6 +75,7 @@ final class CheckConfigCommand implements Callable<Integer> {
           s.lease(),
           s.ttl(),
           s.exactlyOnce().name().toLowerCase(java.util.Locale.ROOT));
+      out.println("    after a crash: messages run again " + CrashRecovery.of(s).describe());
     }
     out.flush();
     return ExitCodes.OK;

@@ -34,9 +34,11 @@ import java.util.Optional;
  * @param executorThreads handler threads
  * @param maxAckExtension the longest the client keeps extending a message's ack deadline
  * @param minAckExtension the shortest ack-deadline extension with exactly-once delivery
- * @param maxAckExtensionPerCall the longest single ack-deadline extension the client asks for:
- *     bounds how long Pub/Sub holds a message after its worker died (10s to 600s, above {@code
- *     minAckExtension})
+ * @param maxAckExtensionPerCall the longest ack deadline the client asks for: the stream ack
+ *     deadline it sends when a stream opens, and the longest single extension; so it bounds how
+ *     long Pub/Sub holds a message after its worker died (10s to 600s, at least {@code
+ *     minAckExtension}, and above it when that is above {@link
+ *     #CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION})
  * @param poisonExceptions fully qualified names of exception classes that make a handler failure
  *     terminal (dead-lettered after one attempt), besides {@code PoisonMessageException}; a
  *     subclass matches too. Resolved through the handler's class loader when the worker is built
@@ -72,6 +74,15 @@ public record SubscriptionConfig(
     List<String> poisonExceptions,
     Optional<String> deadLetterTopic,
     Duration inProgressMaxWait) {
+
+  /**
+   * The client library's own shortest ack-deadline extension with exactly-once delivery when none
+   * is set, capped by the longest one (google-cloud-pubsub's {@code
+   * Subscriber.DEFAULT_MIN_ACK_DEADLINE_EXTENSION_EXACTLY_ONCE_DELIVERY}): what applies when {@code
+   * min-ack-extension} equals {@code max-ack-extension-per-call}, since the client refuses equal
+   * bounds and the worker then sets only the longest.
+   */
+  public static final Duration CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION = Duration.ofSeconds(60);
 
   /**
    * The key under which a message's resolved key is stored in the lock store: {@code keyNamespace +

@@ -428,13 +428,26 @@ public record WorkerConfig(
       r.problem(
           "max-ack-extension-per-call",
           "must be between 10s and 600s (Pub/Sub's ack deadline limits), but was " + maxAckPerCall);
-    } else if (!r.failed("min-ack-extension") && maxAckPerCall.compareTo(minAck) <= 0) {
+    } else if (r.failed("min-ack-extension")) {
+      // Already reported; comparing with it would only repeat that.
+    } else if (maxAckPerCall.compareTo(minAck) < 0) {
       r.problem(
           "max-ack-extension-per-call",
-          "must be above min-ack-extension ("
-              + minAck
-              + "), as the client library requires, but was "
-              + maxAckPerCall);
+          "must be at least min-ack-extension ("
+              + SettingsReader.human(minAck)
+              + "), but was "
+              + SettingsReader.human(maxAckPerCall));
+    } else if (maxAckPerCall.equals(minAck)
+        && minAck.compareTo(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION) > 0) {
+      // The client refuses a minimum equal to the maximum, so the worker then sets the maximum
+      // alone, and the client's own exactly-once minimum, min(60s, maximum), applies: that is the
+      // configured minimum only up to 60s.
+      r.problem(
+          "max-ack-extension-per-call",
+          "must be above min-ack-extension when that is above "
+              + SettingsReader.human(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
+              + " (the client library refuses equal bounds there), but both were "
+              + SettingsReader.human(minAck));
     }
     List<String> poisonExceptions = r.stringList("poison-exceptions");
     for (String className : poisonExceptions) {

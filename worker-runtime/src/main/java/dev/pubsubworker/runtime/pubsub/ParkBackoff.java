@@ -24,6 +24,13 @@ final class ParkBackoff {
   /** The least jitter range added to every delay. */
   static final Duration JITTER_FLOOR = Duration.ofMillis(50);
 
+  /**
+   * The latest a parked delivery retries its claim after the holder's lease lapsed: the longest
+   * jitter, that of a poll cut down to the lease expiry from at most {@link #MAX_POLL} (50ms + 20%
+   * of 5s = 1.05s). Part of the README's time to reprocess after a crash.
+   */
+  static final Duration MAX_LATENESS = JITTER_FLOOR.plus(MAX_POLL.dividedBy(5));
+
   private ParkBackoff() {}
 
   /**

@@ -21,8 +21,9 @@ import org.slf4j.LoggerFactory;
 /**
  * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding the
  * {@link GuardedDispatcher}. With exactly-once delivery it uses the ack-with-response receiver and
- * the configured minimum ack extension; every ack-deadline extension is at most {@code
- * max-ack-extension-per-call}.
+ * the configured minimum ack extension; the stream ack deadline and every ack-deadline extension
+ * are at most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how long a
+ * crash delays a message ({@link CrashRecovery}).
  *
  * <p>Stopping: {@link #stopAsync} closes the stream; the client then waits (mode
  * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
@@ -58,10 +59,7 @@ final class SubscriptionRunner {
                   m,
                   Reply.withResponse(
                       consumer, response -> dispatcher.onAckResponse(m.getMessageId(), response)));
-      b =
-          Subscriber.newBuilder(facts.path(), receiver)
-              .setMinDurationPerAckExtensionDuration(config.minAckExtension());
-      // The config guarantees min < max-per-call, as the client requires when both are set.
+      b = Subscriber.newBuilder(facts.path(), receiver);
     } else {
       MessageReceiver receiver = (m, consumer) -> dispatcher.dispatch(m, Reply.of(consumer));
       b = Subscriber.newBuilder(facts.path(), receiver);
@@ -75,13 +73,13 @@ final class SubscriptionRunner {
         .setParallelPullCount(config.parallelPullCount())
         .setExecutorProvider(handlerThreads)
         .setMaxAckExtensionPeriodDuration(config.maxAckExtension())
-        .setMaxDurationPerAckExtensionDuration(config.maxAckExtensionPerCall())
         .setSubscriberShutdownSettings(
             SubscriberShutdownSettings.newBuilder()
                 .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)
                 .setTimeout(shutdownTimeout)
                 .build())
         .setCredentialsProvider(connection.credentialsProvider());
+    AckDeadlines.apply(b, config, facts.exactlyOnce());
     b.setChannelProvider(connection.subscriberChannelProvider());
     this.subscriber = b.build();
     subscriber.addListener(
@@ -109,13 +107,14 @@ final class SubscriptionRunner {
           "subscription " + config.id() + ": the subscriber did not start", e);
     }
     log.info(
-        "subscription {} ({}): pulling; exactly-once {}, {}",
+        "subscription {} ({}): pulling; exactly-once {}, {}; after a crash, messages run again {}",
         config.id(),
         facts.path(),
         facts.exactlyOnce() ? "on" : "off",
         facts.deadLetterTopic().isPresent()
             ? "dead-letter after " + facts.maxDeliveryAttempts() + " attempts"
-            : "no dead-letter policy");
+            : "no dead-letter policy",
+        CrashRecovery.of(config).withExactlyOnce(facts.exactlyOnce()).describe());
   }
 
   /**

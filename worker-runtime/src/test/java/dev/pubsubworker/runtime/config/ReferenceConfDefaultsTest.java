@@ -100,7 +100,7 @@ class ReferenceConfDefaultsTest {
     p.put("subscription-defaults.executor-threads", integer(5));
     p.put("subscription-defaults.max-ack-extension", duration(Duration.ofMinutes(60)));
     p.put("subscription-defaults.min-ack-extension", duration(Duration.ofSeconds(60)));
-    p.put("subscription-defaults.max-ack-extension-per-call", duration(Duration.ofSeconds(600)));
+    p.put("subscription-defaults.max-ack-extension-per-call", duration(Duration.ofSeconds(60)));
     p.put("subscription-defaults.in-progress-max-wait", duration(Duration.ofMinutes(2)));
     return p;
   }

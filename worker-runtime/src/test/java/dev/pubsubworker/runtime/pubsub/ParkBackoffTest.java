@@ -44,6 +44,30 @@ class ParkBackoffTest {
   }
 
   @Test
+  void the_first_retry_after_the_lease_lapsed_comes_at_most_max_lateness_after_it() {
+    // The claim-retry term of the time to reprocess after a crash (CrashRecovery).
+    assertThat(ParkBackoff.MAX_LATENESS).isEqualTo(Duration.ofMillis(1050));
+    java.util.Random random = new java.util.Random(42);
+    Duration latest = Duration.ZERO;
+    for (long expiry = 0; expiry <= 40_000; expiry += 37) {
+      long now = 0;
+      int polls = 0;
+      while (now < expiry) {
+        now +=
+            ParkBackoff.delay(polls++, Duration.ofMillis(expiry - now), FAR, random.nextDouble())
+                .toMillis();
+      }
+      Duration late = Duration.ofMillis(now - expiry);
+      latest = late.compareTo(latest) > 0 ? late : latest;
+    }
+    assertThat(latest).isLessThanOrEqualTo(ParkBackoff.MAX_LATENESS);
+    // The worst case itself: a poll cut down from the longest one to a lease lapsing just then.
+    assertThat(ParkBackoff.delay(9, ParkBackoff.MAX_POLL, FAR, 0.999_999))
+        .isLessThanOrEqualTo(ParkBackoff.MAX_POLL.plus(ParkBackoff.MAX_LATENESS))
+        .isGreaterThan(ParkBackoff.MAX_POLL.plus(ParkBackoff.MAX_LATENESS).minusMillis(1));
+  }
+
+  @Test
   void it_never_waits_past_the_deadline() {
     assertThat(ParkBackoff.delay(5, null, Duration.ofMillis(120), 0.9))
         .isEqualTo(Duration.ofMillis(120));
