@@ -95,7 +95,7 @@ final class DeadLetters {
         message.messageId(),
         failure.description(),
         subscription,
-        InboundMessages.attempt(message),
+        InboundMessages.attemptText(message),
         d.suppressedNote(),
         failure.cause()
       };
@@ -115,7 +115,7 @@ final class DeadLetters {
       Object[] args = {
         message.messageId(),
         failure.description(),
-        InboundMessages.attempt(message),
+        InboundMessages.attemptText(message),
         target.topic(),
         id,
         d.suppressedNote(),
@@ -141,7 +141,7 @@ final class DeadLetters {
         failure.description(),
         target.topic(),
         e.getMessage() == null ? e.toString() : e.getMessage(),
-        InboundMessages.attempt(message),
+        InboundMessages.attemptText(message),
         d.suppressedNote(),
         e
       };

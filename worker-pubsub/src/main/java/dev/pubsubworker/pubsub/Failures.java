@@ -78,7 +78,7 @@ final class Failures {
           "handler {} failed on message {} (attempt {}); nacked for redelivery{}",
           handlerName,
           message.messageId(),
-          InboundMessages.attempt(message),
+          InboundMessages.attemptText(message),
           r.suppressedNote(),
           e);
     } else if (log.isDebugEnabled()) {
@@ -86,7 +86,7 @@ final class Failures {
           "handler {} failed on message {} (attempt {}); nacked for redelivery",
           handlerName,
           message.messageId(),
-          InboundMessages.attempt(message),
+          InboundMessages.attemptText(message),
           e);
     }
     return Outcome.FAILED;
@@ -125,7 +125,7 @@ final class Failures {
       log.error(
           "lock store failed for message {} (attempt {}); nacked: {}{}",
           message.messageId(),
-          InboundMessages.attempt(message),
+          InboundMessages.attemptText(message),
           e.getMessage(),
           r.suppressedNote(),
           e);
@@ -133,7 +133,7 @@ final class Failures {
       log.debug(
           "lock store failed for message {} (attempt {}); nacked: {}",
           message.messageId(),
-          InboundMessages.attempt(message),
+          InboundMessages.attemptText(message),
           e.getMessage(),
           e);
     }
@@ -152,7 +152,7 @@ final class Failures {
         e.reason() == KeyInProgressException.Reason.DONE
             ? "DONE, and a mutex never runs over a completed key"
             : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
-        InboundMessages.attempt(message),
+        InboundMessages.attemptText(message),
         message.messageId());
     return Outcome.IN_PROGRESS;
   }
@@ -163,7 +163,7 @@ final class Failures {
         "message {} reuses key {} for a different payload; rejected and nacked (attempt {})",
         message.messageId(),
         keyLogFormat.apply(key),
-        InboundMessages.attempt(message));
+        InboundMessages.attemptText(message));
     return Outcome.FINGERPRINT_REJECTED;
   }
 

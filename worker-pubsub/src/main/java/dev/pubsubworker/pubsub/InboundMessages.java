@@ -27,7 +27,7 @@ final class InboundMessages {
   }
 
   /** The message's delivery attempt as log lines show it. */
-  static String attempt(InboundMessage message) {
+  static String attemptText(InboundMessage message) {
     return message.deliveryAttempt() == 0
         ? "unknown (no dead-letter policy)"
         : Integer.toString(message.deliveryAttempt());

@@ -213,7 +213,7 @@ final class KeyLines {
           maxWait,
           key,
           heldUntil == null ? "?" : heldUntil,
-          InboundMessages.attempt(d.message()));
+          InboundMessages.attemptText(d.message()));
       return Outcome.PARKED_TIMEOUT;
     }
     boolean first;
@@ -244,7 +244,7 @@ final class KeyLines {
           key,
           heldUntil == null ? "?" : heldUntil,
           d.message().messageId(),
-          InboundMessages.attempt(d.message()),
+          InboundMessages.attemptText(d.message()),
           maxWait);
     } else {
       log.debug(
@@ -395,7 +395,7 @@ final class KeyLines {
           p.delivery.message().messageId(),
           keyForLog(p.delivery),
           maxWait,
-          InboundMessages.attempt(p.delivery.message()));
+          InboundMessages.attemptText(p.delivery.message()));
     }
   }
 

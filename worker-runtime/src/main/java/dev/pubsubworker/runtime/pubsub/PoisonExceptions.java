@@ -2,47 +2,26 @@ package dev.pubsubworker.runtime.pubsub;
 
 import com.typesafe.config.ConfigValue;
 import dev.pubsubworker.api.MessageHandler;
-import dev.pubsubworker.api.PoisonMessageException;
+import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Set;
 
 /**
- * Which handler failures of one subscription are terminal: {@link PoisonMessageException} and the
- * classes its {@code poison-exceptions} lists (instanceof: a subclass matches), found in the thrown
- * exception or its cause chain, at most {@link PoisonMessageException#MAX_CAUSE_DEPTH} causes deep
- * (a cycle ends the walk). Immutable and thread-safe.
+ * Each subscription's {@code poison-exceptions}, resolved into the {@link TerminalFailures} its
+ * receiver dead-letters after one attempt: {@code PoisonMessageException} and the listed classes.
  */
-public final class TerminalFailures {
+public final class PoisonExceptions {
 
-  private final List<Class<? extends Throwable>> classes;
-
-  private TerminalFailures(List<Class<? extends Throwable>> classes) {
-    this.classes = List.copyOf(classes);
-  }
-
-  /** Only {@link PoisonMessageException} is terminal. */
-  public static TerminalFailures poisonOnly() {
-    return new TerminalFailures(List.of(PoisonMessageException.class));
-  }
-
-  /** {@link PoisonMessageException} and {@code classes} are terminal. */
-  static TerminalFailures of(List<Class<? extends Throwable>> classes) {
-    List<Class<? extends Throwable>> all = new ArrayList<>();
-    all.add(PoisonMessageException.class);
-    all.addAll(classes);
-    return new TerminalFailures(all);
-  }
+  private PoisonExceptions() {}
 
   /**
    * Resolves every subscription's {@code poison-exceptions} through the class loader of the
@@ -62,7 +41,7 @@ public final class TerminalFailures {
       MessageHandler handler = handlers.get(s.handler());
       ClassLoader loader =
           handler == null || handler.getClass().getClassLoader() == null
-              ? TerminalFailures.class.getClassLoader()
+              ? PoisonExceptions.class.getClassLoader()
               : handler.getClass().getClassLoader();
       List<Class<? extends Throwable>> classes = new ArrayList<>();
       for (String name : s.poisonExceptions()) {
@@ -86,7 +65,7 @@ public final class TerminalFailures {
           problems.add(problem(config, s, problem));
         }
       }
-      result.put(s.id(), of(classes));
+      result.put(s.id(), TerminalFailures.of(classes));
     }
     if (!problems.isEmpty()) {
       throw new InvalidConfigException(List.copyOf(problems));
@@ -109,30 +88,5 @@ public final class TerminalFailures {
       origin = value.origin().description();
     }
     return new ConfigProblem(path, problem, origin);
-  }
-
-  /**
-   * The terminal exception in {@code thrown} or its causes, if any: the first one, from the outside
-   * in, that is an instance of a terminal class.
-   */
-  Optional<Throwable> find(Throwable thrown) {
-    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
-    Throwable t = thrown;
-    for (int depth = 0;
-        t != null && depth <= PoisonMessageException.MAX_CAUSE_DEPTH && seen.add(t);
-        depth++) {
-      for (Class<? extends Throwable> c : classes) {
-        if (c.isInstance(t)) {
-          return Optional.of(t);
-        }
-      }
-      t = t.getCause();
-    }
-    return Optional.empty();
-  }
-
-  /** The terminal classes, {@link PoisonMessageException} first. */
-  List<Class<? extends Throwable>> classes() {
-    return classes;
   }
 }
