@@ -11,9 +11,11 @@ import ch.qos.logback.core.read.ListAppender;
 import com.google.cloud.pubsub.v1.AckResponse;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.backend.memory.InMemoryLockBackend;
+import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.testkit.ManualTime;
 import java.time.Duration;
 import java.util.List;
@@ -149,6 +151,71 @@ class GuardedReceiverTest {
     // Released: the key is reclaimable at once, well inside the abandoned claim's lease.
     assertThat(store.claim(ClaimRequest.of("orders:po-1", Duration.ofSeconds(30), "next")))
         .isInstanceOf(ClaimResult.Won.class);
+  }
+
+  @Test
+  void a_release_that_hangs_in_the_store_holds_the_stop_no_longer_than_its_budget()
+      throws Exception {
+    CountDownLatch releasing = new CountDownLatch(1);
+    CountDownLatch forever = new CountDownLatch(1);
+    LockBackend hangingRelease =
+        new LockBackend() {
+          @Override
+          public ClaimResult claim(ClaimRequest request) {
+            return store.claim(request);
+          }
+
+          @Override
+          public boolean complete(Claim claim, Duration ttl) {
+            return store.complete(claim, ttl);
+          }
+
+          @Override
+          public void release(Claim claim) {
+            releasing.countDown();
+            try {
+              forever.await();
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+
+          @Override
+          public boolean extend(Claim claim, Duration lease) {
+            return store.extend(claim, lease);
+          }
+        };
+    IdempotencyGuard hanging =
+        IdempotencyGuard.newBuilder(hangingRelease).clock(time.clock()).heartbeat(false).build();
+    CountDownLatch running = new CountDownLatch(1);
+    GuardedReceiver receiver =
+        GuardedReceiver.newBuilder(
+                "orders",
+                (m, c) -> {
+                  running.countDown();
+                  new CountDownLatch(1).await(); // until interrupted
+                })
+            .guard(hanging)
+            .key(MessageKey.attribute("id").withNamespace("orders"))
+            .clock(time.clock())
+            .timer(time.scheduler())
+            .handlerExecutor(Runnable::run)
+            .listener(recorder)
+            .build();
+    CompletableFuture<Void> delivery = CompletableFuture.runAsync(() -> deliver(receiver, "m-1"));
+    try {
+      assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
+      receiver.beginStop();
+      GuardedReceiver.Abandoned abandoned = receiver.abandonRunning(Duration.ofMillis(200));
+      assertThat(releasing.getCount()).as("the release was tried").isZero();
+      assertThat(abandoned).isEqualTo(new GuardedReceiver.Abandoned(1, 0));
+      assertThat(replies.byMessage).containsExactly(Map.entry("m-1", "nack"));
+      delivery.get(10, TimeUnit.SECONDS);
+      assertThat(outcomes).containsExactly(Outcome.ABANDONED);
+    } finally {
+      forever.countDown();
+      hanging.close();
+    }
   }
 
   @Test
