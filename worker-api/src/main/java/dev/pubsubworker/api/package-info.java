@@ -12,6 +12,13 @@
  *
  * Plugins compile against this module alone (scope {@code provided}); the runtime ({@code
  * worker-runtime}) supplies it, with Guice and Typesafe Config, at run time.
+ *
+ * <p>Only {@code WorkerPlugin} and {@code Handlers} need Guice and Typesafe Config. The handler
+ * types ({@code MessageHandler}, {@code InboundMessage}, {@code HandlerContext}, {@code
+ * PoisonMessageException}) need neither, and {@code worker-pubsub} (the engine for any {@code
+ * Subscriber}) depends on this module with both excluded, so its users get the handler types
+ * without them. Guice and Config stay ordinary dependencies here, so that a plugin author still
+ * needs this one dependency and nothing else.
  */
 @NullMarked
 package dev.pubsubworker.api;

@@ -87,9 +87,11 @@ public final class IdempotencyGuard implements AutoCloseable {
   private final ClaimSettlement settlement;
   private final ClaimedRun run;
   private final boolean batching;
+  private final UnaryOperator<String> keyLogFormat;
 
   private IdempotencyGuard(Builder b) {
     this.backend = b.backend;
+    this.keyLogFormat = b.keyLogFormat;
     this.defaults = b.defaults;
     this.clock = b.clock;
     ScheduledExecutorService given = b.scheduler;
@@ -194,6 +196,14 @@ public final class IdempotencyGuard implements AutoCloseable {
   /** The backend this guard claims on. */
   public LockBackend backend() {
     return backend;
+  }
+
+  /**
+   * How keys appear in this guard's log lines ({@link Builder#keyLogFormat}), so that code logging
+   * about the guard's keys (a dispatcher, say) renders them the same way.
+   */
+  public UnaryOperator<String> keyLogFormat() {
+    return keyLogFormat;
   }
 
   /**

@@ -1,7 +1,7 @@
 package dev.pubsubworker.app.demo;
 
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
-import dev.pubsubworker.runtime.pubsub.Outcome;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 

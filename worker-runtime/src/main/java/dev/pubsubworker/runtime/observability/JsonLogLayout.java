@@ -17,7 +17,7 @@ import java.util.TreeMap;
  *
  * <pre>{@code
  * {"time":"2025-05-01T12:00:00.123456Z","severity":"WARNING","message":"key orders:po-7 is in
- * progress elsewhere ...","logger":"dev.pubsubworker.runtime.pubsub.GuardedDispatcher",
+ * progress elsewhere ...","logger":"dev.pubsubworker.pubsub.Failures",
  * "thread":"handler-orders-1","subscription":"orders","messageId":"1234","deliveryAttempt":2,
  * "key":"orders:po-7","fence":3}
  * }</pre>

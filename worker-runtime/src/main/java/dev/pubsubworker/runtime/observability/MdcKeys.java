@@ -3,25 +3,25 @@ package dev.pubsubworker.runtime.observability;
 import java.util.List;
 
 /**
- * The MDC keys the dispatcher sets on handler threads (see {@code GuardedDispatcher}) and the log
- * layouts read: the one place their names are spelled.
+ * The MDC keys the log layouts read: those each subscription's receiver sets on its handler threads
+ * (spelled once, in the engine's {@link dev.pubsubworker.pubsub.MdcKeys}), and tracing's.
  */
 public final class MdcKeys {
 
   /** MDC key. */
-  public static final String SUBSCRIPTION = "subscription";
+  public static final String SUBSCRIPTION = dev.pubsubworker.pubsub.MdcKeys.SUBSCRIPTION;
 
   /** MDC key. */
-  public static final String MESSAGE_ID = "messageId";
+  public static final String MESSAGE_ID = dev.pubsubworker.pubsub.MdcKeys.MESSAGE_ID;
 
   /** MDC key. */
-  public static final String DELIVERY_ATTEMPT = "deliveryAttempt";
+  public static final String DELIVERY_ATTEMPT = dev.pubsubworker.pubsub.MdcKeys.DELIVERY_ATTEMPT;
 
   /** MDC key. */
-  public static final String KEY = "key";
+  public static final String KEY = dev.pubsubworker.pubsub.MdcKeys.KEY;
 
   /** MDC key. */
-  public static final String FENCE = "fence";
+  public static final String FENCE = dev.pubsubworker.pubsub.MdcKeys.FENCE;
 
   /**
    * MDC key, named as Cloud Logging reads it: {@code projects/PROJECT/traces/TRACE_ID} of the

@@ -2,34 +2,29 @@ package dev.pubsubworker.runtime.observability;
 
 import com.google.cloud.pubsub.v1.AckResponse;
 import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.pubsub.Outcome;
+import dev.pubsubworker.pubsub.micrometer.ReceiverMetrics;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
-import dev.pubsubworker.runtime.pubsub.Outcome;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.DistributionSummary;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The worker's metrics (names in {@link MetricNames}): a {@link MeterBinder} that observes the
- * dispatcher as a {@link DispatchListener} and each subscription's guard through the {@link
- * GuardListener} {@link #guardListener} binds to that subscription.
+ * The worker's metrics (names in {@link MetricNames}): a {@link MeterBinder} that observes every
+ * subscription's receiver and guard through the engine's {@link ReceiverMetrics} (a {@link
+ * DispatchListener} here, and the {@link GuardListener} {@link #guardListener} binds to a
+ * subscription), and adds the worker's own: streaming-pull streams and the readiness probe's
+ * lock-store reads.
  *
- * <p>Every configured subscription's counters and gauge are registered at zero when bound, so rates
- * and alerts work from the first scrape. Histogram timers appear with their first sample. Events
- * that arrive before {@link #bindTo} are dropped.
+ * <p>Every configured subscription's counters and gauges are registered at zero when bound, so
+ * rates and alerts work from the first scrape. Histogram timers appear with their first sample.
+ * Events that arrive before {@link #bindTo} are dropped.
  *
  * <p>Thread-safe. No listener method ever throws: a failure is logged (once at WARN, then at DEBUG)
  * and the event dropped, so metrics never change the worker's control flow.
@@ -38,56 +33,8 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
 
   private static final Logger log = LoggerFactory.getLogger(WorkerMetrics.class);
 
-  /** Handler buckets, from a fast duplicate skip to work that runs for most of an hour. */
-  private static final Duration[] HANDLER_BUCKETS = {
-    Duration.ofMillis(5),
-    Duration.ofMillis(10),
-    Duration.ofMillis(25),
-    Duration.ofMillis(50),
-    Duration.ofMillis(100),
-    Duration.ofMillis(250),
-    Duration.ofMillis(500),
-    Duration.ofSeconds(1),
-    Duration.ofMillis(2500),
-    Duration.ofSeconds(5),
-    Duration.ofSeconds(10),
-    Duration.ofSeconds(30),
-    Duration.ofMinutes(1),
-    Duration.ofMinutes(5),
-    Duration.ofMinutes(15),
-    Duration.ofHours(1)
-  };
-
-  /** Lock-store buckets, from an in-process call to a store timing out. */
-  private static final Duration[] LOCK_STORE_BUCKETS = {
-    Duration.ofNanos(500_000),
-    Duration.ofMillis(1),
-    Duration.ofMillis(2),
-    Duration.ofMillis(5),
-    Duration.ofMillis(10),
-    Duration.ofMillis(25),
-    Duration.ofMillis(50),
-    Duration.ofMillis(100),
-    Duration.ofMillis(250),
-    Duration.ofMillis(500),
-    Duration.ofSeconds(1),
-    Duration.ofMillis(2500),
-    Duration.ofSeconds(5),
-    Duration.ofSeconds(10)
-  };
-
   private final List<String> subscriptions;
-  private final Map<String, SubscriptionMeters> bySubscription = new ConcurrentHashMap<>();
-  private final Map<StoreCall, Timer> storeTimers = new ConcurrentHashMap<>();
-
-  /** The guard verbs' store timers at [verb ordinal * 2 + (success ? 1 : 0)], made on first use. */
-  private final AtomicReferenceArray<Timer> verbTimers =
-      new AtomicReferenceArray<>(GuardListener.Verb.values().length * 2);
-
-  /** The guard verbs' batch-size summaries by verb ordinal, made on first use. */
-  private final AtomicReferenceArray<DistributionSummary> batchSizes =
-      new AtomicReferenceArray<>(GuardListener.Verb.values().length);
-
+  private final ReceiverMetrics receivers;
   private final AtomicBoolean warned = new AtomicBoolean();
   private volatile MeterRegistry registry;
 
@@ -96,6 +43,7 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
    */
   public WorkerMetrics(Collection<String> subscriptionIds) {
     this.subscriptions = List.copyOf(subscriptionIds);
+    this.receivers = ReceiverMetrics.of(subscriptions);
   }
 
   /**
@@ -109,86 +57,67 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
     if (this.registry != null && this.registry != registry) {
       throw new IllegalStateException("WorkerMetrics is already bound to another registry");
     }
+    receivers.bindTo(registry);
     this.registry = registry;
-    subscriptions.forEach(this::meters);
+    subscriptions.forEach(s -> streamsOpened(registry, s));
   }
 
-  // DispatchListener
-
-  // The per-delivery events record on pre-resolved meters: one map read for the subscription, then
-  // array and field reads; no lambdas, tags or meter lookups per call.
+  // DispatchListener: the receivers' events go to the engine's metrics.
 
   @Override
   public void received(String subscription) {
-    try {
-      meters(subscription).received.increment();
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    receivers.received(subscription);
   }
 
   @Override
   public void settled(String subscription, Outcome outcome, Duration handlerTime) {
-    try {
-      SubscriptionMeters m = meters(subscription);
-      m.settled[outcome.ordinal()].increment();
-      if (handlerTime != null && !handlerTime.isZero() && !handlerTime.isNegative()) {
-        m.handlerTimer(outcome).record(handlerTime);
-      }
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    receivers.settled(subscription, outcome, handlerTime);
   }
 
   @Override
   public void inFlight(String subscription, int delta) {
-    try {
-      meters(subscription).inFlight.addAndGet(delta);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    receivers.inFlight(subscription, delta);
   }
 
   @Override
   public void parked(String subscription, int delta) {
-    safely(() -> meters(subscription).parked.addAndGet(delta));
+    receivers.parked(subscription, delta);
   }
 
   @Override
   public void parkedSettled(String subscription, Outcome outcome, Duration waited) {
-    safely(
-        () -> {
-          if (waited != null && !waited.isNegative()) {
-            meters(subscription).parkedWaitTimer(outcome).record(waited);
-          }
-        });
+    receivers.parkedSettled(subscription, outcome, waited);
   }
 
   @Override
   public void ackResponse(String subscription, AckResponse response) {
-    safely(
-        () ->
-            meters(subscription)
-                .ackResponses
-                .get(response == null ? AckResponse.OTHER : response)
-                .increment());
+    receivers.ackResponse(subscription, response);
   }
 
   @Override
   public void streamOpened(String subscription) {
-    safely(() -> meters(subscription).streamsOpened.increment());
+    safely(
+        () -> {
+          MeterRegistry r = registry;
+          if (r != null) {
+            streamsOpened(r, subscription).increment();
+          }
+        });
   }
 
   @Override
   public void streamError(String subscription, String code) {
     safely(
         () -> {
-          SubscriptionMeters m = meters(subscription);
+          MeterRegistry r = registry;
+          if (r == null) {
+            return;
+          }
           Counter.builder(MetricNames.STREAM_ERRORS)
               .description("Streaming pulls that closed with an error, by gRPC status code")
               .tag(MetricNames.SUBSCRIPTION, subscription)
               .tag(MetricNames.CODE, code.toLowerCase(java.util.Locale.ROOT).replace('_', '-'))
-              .register(m.registry)
+              .register(r)
               .increment();
         });
   }
@@ -198,297 +127,30 @@ public final class WorkerMetrics implements MeterBinder, DispatchListener {
    * under that subscription (lock-store call timings under no subscription).
    */
   public GuardListener guardListener(String subscriptionId) {
-    return new SubscriptionGuardListener(subscriptionId);
+    return receivers.guardListener(subscriptionId);
   }
 
   /** Records one lock-store call by {@code verb} (also the readiness probe's). Never throws. */
   void lockStoreCall(String verb, Duration latency, boolean succeeded) {
-    safely(
-        () -> {
-          MeterRegistry r = registry;
-          if (r == null) {
-            return;
-          }
-          storeTimer(r, new StoreCall(verb, succeeded)).record(latency);
-        });
+    receivers.recordStoreCall(verb, latency, succeeded);
   }
 
-  /** Records one guard store call on its pre-resolved timer. Never throws. */
-  private void guardStoreCall(GuardListener.Verb verb, Duration latency, boolean succeeded) {
-    try {
-      MeterRegistry r = registry;
-      if (r == null) {
-        return;
-      }
-      int i = verb.ordinal() * 2 + (succeeded ? 1 : 0);
-      Timer t = verbTimers.get(i);
-      if (t == null) {
-        // A benign race: the registry hands every racer the same timer.
-        t = storeTimer(r, new StoreCall(MetricNames.tagValue(verb), succeeded));
-        verbTimers.set(i, t);
-      }
-      t.record(latency);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
-  }
-
-  /** Records one group-commit batch of {@code verb} on its pre-resolved summary. Never throws. */
-  private void guardBatch(GuardListener.Verb verb, int size) {
-    try {
-      MeterRegistry r = registry;
-      if (r == null) {
-        return;
-      }
-      DistributionSummary d = batchSizes.get(verb.ordinal());
-      if (d == null) {
-        // A benign race: the registry hands every racer the same summary.
-        d =
-            DistributionSummary.builder(MetricNames.LOCK_STORE_BATCH_ENTRIES)
-                .description("Entries per group-commit batch sent to the lock store, by verb")
-                .tag(MetricNames.VERB, MetricNames.tagValue(verb))
-                .register(r);
-        batchSizes.set(verb.ordinal(), d);
-      }
-      d.record(size);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
-  }
-
-  private Timer storeTimer(MeterRegistry r, StoreCall call) {
-    return storeTimers.computeIfAbsent(
-        call,
-        c ->
-            Timer.builder(MetricNames.LOCK_STORE_CALLS)
-                .description("Lock-store calls, by verb and result")
-                .tag(MetricNames.VERB, c.verb())
-                .tag(MetricNames.RESULT, c.succeeded() ? MetricNames.SUCCESS : MetricNames.FAILURE)
-                .serviceLevelObjectives(LOCK_STORE_BUCKETS)
-                .register(r));
-  }
-
-  /** The subscription's meters, registering them on first use; detached ones before binding. */
-  private SubscriptionMeters meters(String subscription) {
-    MeterRegistry r = registry;
-    if (r == null) {
-      return SubscriptionMeters.DETACHED;
-    }
-    SubscriptionMeters m = bySubscription.get(subscription);
-    return m != null
-        ? m
-        : bySubscription.computeIfAbsent(subscription, s -> new SubscriptionMeters(r, s));
+  private static Counter streamsOpened(MeterRegistry registry, String subscription) {
+    return Counter.builder(MetricNames.STREAMS_OPENED)
+        .description("Streaming pulls opened, first and reconnects")
+        .tag(MetricNames.SUBSCRIPTION, subscription)
+        .register(registry);
   }
 
   private void safely(Runnable record) {
     try {
       record.run();
     } catch (RuntimeException e) {
-      dropped(e);
-    }
-  }
-
-  private void dropped(RuntimeException e) {
-    if (warned.compareAndSet(false, true)) {
-      log.warn("recording a metric failed; the event is dropped (further failures at DEBUG)", e);
-    } else {
-      log.debug("recording a metric failed; the event is dropped", e);
-    }
-  }
-
-  /** One subscription's guard events. */
-  private final class SubscriptionGuardListener implements GuardListener {
-
-    private final String subscription;
-    private volatile SubscriptionMeters resolved;
-
-    SubscriptionGuardListener(String subscription) {
-      this.subscription = subscription;
-    }
-
-    /** This subscription's meters, looked up once after binding. */
-    private SubscriptionMeters meters() {
-      SubscriptionMeters m = resolved;
-      if (m == null) {
-        m = WorkerMetrics.this.meters(subscription);
-        if (m != SubscriptionMeters.DETACHED) {
-          resolved = m;
-        }
+      if (warned.compareAndSet(false, true)) {
+        log.warn("recording a metric failed; the event is dropped (further failures at DEBUG)", e);
+      } else {
+        log.debug("recording a metric failed; the event is dropped", e);
       }
-      return m;
-    }
-
-    @Override
-    public void claimed(String key, long fence, boolean reclaim) {
-      try {
-        SubscriptionMeters m = meters();
-        (reclaim ? m.reclaims : m.firstClaims).increment();
-      } catch (RuntimeException e) {
-        dropped(e);
-      }
-    }
-
-    @Override
-    public void leaseExtended(String key, long fence) {
-      safely(() -> meters().leaseExtensions.increment());
-    }
-
-    @Override
-    public void leaseLost(String key, long fence, GuardListener.LeaseLoss cause) {
-      safely(() -> meters().leasesLost.get(cause).increment());
-    }
-
-    @Override
-    public void fencedOut(String key, long fence) {
-      safely(() -> meters().fencedOut.increment());
-    }
-
-    @Override
-    public void completeFailed(String key, long fence, RuntimeException error) {
-      safely(() -> meters().completeFailed.increment());
-    }
-
-    @Override
-    public void fingerprintMismatch(String key) {
-      safely(() -> meters().fingerprintMismatches.increment());
-    }
-
-    @Override
-    public void backendCall(Verb verb, Duration latency, boolean succeeded) {
-      guardStoreCall(verb, latency, succeeded);
-    }
-
-    @Override
-    public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
-      guardBatch(verb, size);
-    }
-  }
-
-  private record StoreCall(String verb, boolean succeeded) {}
-
-  /** One subscription's meters. */
-  private static final class SubscriptionMeters {
-
-    /** Absorbs events before binding: meters of a throwaway registry nobody scrapes. */
-    static final SubscriptionMeters DETACHED =
-        new SubscriptionMeters(
-            new io.micrometer.core.instrument.simple.SimpleMeterRegistry(), "detached");
-
-    private final MeterRegistry registry;
-    private final String subscription;
-    final Counter received;
-    final Counter[] settled = new Counter[Outcome.values().length];
-    private final AtomicReferenceArray<Timer> handlerTimers =
-        new AtomicReferenceArray<>(Outcome.values().length);
-    final AtomicInteger inFlight = new AtomicInteger();
-    final AtomicInteger parked = new AtomicInteger();
-    final Map<Outcome, Timer> parkedWaitTimers = new ConcurrentHashMap<>();
-    final Map<AckResponse, Counter> ackResponses = new EnumMap<>(AckResponse.class);
-    final Counter firstClaims;
-    final Counter reclaims;
-    final Counter leaseExtensions;
-    final Map<GuardListener.LeaseLoss, Counter> leasesLost =
-        new EnumMap<>(GuardListener.LeaseLoss.class);
-    final Counter fencedOut;
-    final Counter completeFailed;
-    final Counter fingerprintMismatches;
-    final Counter streamsOpened;
-
-    SubscriptionMeters(MeterRegistry registry, String subscription) {
-      this.registry = registry;
-      this.subscription = subscription;
-      received =
-          counter(MetricNames.MESSAGES_RECEIVED, "Deliveries that reached the dispatcher")
-              .register(registry);
-      for (Outcome o : Outcome.values()) {
-        settled[o.ordinal()] =
-            counter(MetricNames.MESSAGES_SETTLED, "Deliveries settled, by outcome")
-                .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
-                .register(registry);
-      }
-      Gauge.builder(MetricNames.MESSAGES_IN_FLIGHT, inFlight, AtomicInteger::get)
-          .description("Deliveries whose handling is in progress")
-          .tag(MetricNames.SUBSCRIPTION, subscription)
-          .register(registry);
-      Gauge.builder(MetricNames.MESSAGES_PARKED, parked, AtomicInteger::get)
-          .description("Deliveries parked or queued locally behind their key, holding no thread")
-          .tag(MetricNames.SUBSCRIPTION, subscription)
-          .register(registry);
-      for (AckResponse r : AckResponse.values()) {
-        ackResponses.put(
-            r,
-            counter(MetricNames.ACK_RESPONSES, "Exactly-once ack results, by response")
-                .tag(MetricNames.RESPONSE, MetricNames.tagValue(r))
-                .register(registry));
-      }
-      firstClaims = claims(MetricNames.FIRST);
-      reclaims = claims(MetricNames.RECLAIM);
-      leaseExtensions =
-          counter(MetricNames.LEASE_EXTENSIONS, "Leases extended by the heartbeat")
-              .register(registry);
-      for (GuardListener.LeaseLoss cause : GuardListener.LeaseLoss.values()) {
-        leasesLost.put(
-            cause,
-            counter(MetricNames.LEASES_LOST, "Leases lost while the handler ran, by cause")
-                .tag(MetricNames.CAUSE, MetricNames.tagValue(cause))
-                .register(registry));
-      }
-      fencedOut =
-          counter(MetricNames.FENCED_OUT, "Handlers that succeeded but were fenced out at DONE")
-              .register(registry);
-      completeFailed =
-          counter(
-                  MetricNames.COMPLETE_FAILED,
-                  "Handlers that succeeded but whose DONE failed in the lock store")
-              .register(registry);
-      fingerprintMismatches =
-          counter(
-                  MetricNames.FINGERPRINT_MISMATCHES,
-                  "Deliveries whose payload fingerprint differed from their key's")
-              .register(registry);
-      streamsOpened =
-          counter(MetricNames.STREAMS_OPENED, "Streaming pulls opened, first and reconnects")
-              .register(registry);
-    }
-
-    /** The outcome's handler timer, registered with its first sample (a benign race). */
-    Timer handlerTimer(Outcome outcome) {
-      Timer t = handlerTimers.get(outcome.ordinal());
-      if (t == null) {
-        t =
-            Timer.builder(MetricNames.HANDLER_DURATION)
-                .description("Time from dispatch to settlement of one delivery")
-                .tag(MetricNames.SUBSCRIPTION, subscription)
-                .tag(MetricNames.OUTCOME, MetricNames.tagValue(outcome))
-                .serviceLevelObjectives(HANDLER_BUCKETS)
-                .register(registry);
-        handlerTimers.set(outcome.ordinal(), t);
-      }
-      return t;
-    }
-
-    Timer parkedWaitTimer(Outcome outcome) {
-      return parkedWaitTimers.computeIfAbsent(
-          outcome,
-          o ->
-              Timer.builder(MetricNames.PARKED_WAIT)
-                  .description("Time a delivery waited, parked or queued, until it was settled")
-                  .tag(MetricNames.SUBSCRIPTION, subscription)
-                  .tag(MetricNames.OUTCOME, MetricNames.tagValue(o))
-                  .serviceLevelObjectives(HANDLER_BUCKETS)
-                  .register(registry));
-    }
-
-    private Counter claims(String kind) {
-      return counter(MetricNames.GUARD_CLAIMS, "Claims won, first or reclaimed")
-          .tag(MetricNames.KIND, kind)
-          .register(registry);
-    }
-
-    private Counter.Builder counter(String name, String description) {
-      return Counter.builder(name)
-          .description(description)
-          .tag(MetricNames.SUBSCRIPTION, subscription);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.runtime.config.ExactlyOnceMode;
 import dev.pubsubworker.runtime.config.GuardMode;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
@@ -62,7 +63,7 @@ public record CrashRecovery(
         AckDeadlines.shortestExtension(config, true),
         config.exactlyOnce(),
         guarded ? config.lease() : Duration.ZERO,
-        guarded ? ParkBackoff.MAX_LATENESS : Duration.ZERO,
+        guarded ? GuardedReceiver.MAX_RETRY_LATENESS : Duration.ZERO,
         guarded && config.inProgressMaxWait().compareTo(config.lease()) < 0);
   }
 

@@ -4,14 +4,13 @@ import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.TopicName;
+import dev.pubsubworker.pubsub.DeadLetterPublisher;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,8 +18,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The worker's dead-letter publishers: one {@link Publisher} per dead-letter topic, created on the
  * first dead letter for it, with message ordering on (a dead letter keeps its ordering key) and
- * retries bounded by {@link #PUBLISH_TIMEOUT}. {@link #shutdown} flushes and stops them all; call
- * it after the handlers have finished. Thread-safe.
+ * retries bounded by {@link #PUBLISH_TIMEOUT}; each subscription's receiver publishes through
+ * {@link #forTopic}. {@link #shutdown} flushes and stops them all; call it after the handlers have
+ * finished. Thread-safe.
  */
 final class DeadLetterPublishers {
 
@@ -30,19 +30,11 @@ final class DeadLetterPublishers {
    */
   static final Duration PUBLISH_TIMEOUT = Duration.ofSeconds(30);
 
-  /** Why a dead letter was not published. */
-  static final class PublishFailedException extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    PublishFailedException(String message, Throwable cause) {
-      super(message, cause);
-    }
-  }
-
   private static final Logger log = LoggerFactory.getLogger(DeadLetterPublishers.class);
 
   private final Function<String, Publisher> factory;
   private final Map<String, Publisher> publishers = new ConcurrentHashMap<>();
+  private final Map<String, DeadLetterPublisher> letters = new ConcurrentHashMap<>();
   private volatile boolean shutDown;
 
   /** Publishers on {@code connection}. */
@@ -78,54 +70,37 @@ final class DeadLetterPublishers {
   }
 
   /**
-   * Publishes {@code message} to {@code topic} and waits for Pub/Sub to accept it, at most {@link
-   * #PUBLISH_TIMEOUT} (plus a second for the client's own timeout to fire). A key paused by an
-   * earlier failed publish is resumed first, so later dead letters with that key are published.
-   *
-   * @return the dead letter's message id
-   * @throws PublishFailedException if Pub/Sub refused it, it timed out, the publishers are shut
-   *     down, or the calling thread was interrupted (its interrupt flag is set again)
+   * Dead letters to {@code topic}: each is published on the topic's publisher (created by the first
+   * one) and waited for at most {@link #PUBLISH_TIMEOUT} plus a second, so that the client's own
+   * timeout fires first. A publish after {@link #shutdown}, or one whose publisher cannot be
+   * created, fails (the original is nacked).
    */
-  String publish(String topic, PubsubMessage message) throws PublishFailedException {
-    Publisher publisher;
-    try {
-      if (shutDown) {
-        throw new IllegalStateException("the dead-letter publishers are shut down");
+  DeadLetterPublisher forTopic(String topic) {
+    return new DeadLetterPublisher() {
+      @Override
+      public String topic() {
+        return topic;
       }
-      publisher = publishers.computeIfAbsent(topic, factory);
-    } catch (RuntimeException e) {
-      throw new PublishFailedException("no publisher for " + topic + ": " + e, e);
-    }
-    // A failed ordered publish pauses its key until resumed. The client marks the key only after it
-    // failed the future, so resuming right after a failure can come too early: resume before each
-    // publish as well. Dead letters need no order among themselves across a failure: the failed
-    // one was nacked and comes back.
-    resume(publisher, message);
-    try {
-      return publisher
-          .publish(message)
-          .get(PUBLISH_TIMEOUT.plusSeconds(1).toMillis(), TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      resume(publisher, message);
-      Throwable cause = e.getCause() == null ? e : e.getCause();
-      throw new PublishFailedException(cause.toString(), cause);
-    } catch (TimeoutException e) {
-      resume(publisher, message);
-      throw new PublishFailedException("timed out after " + PUBLISH_TIMEOUT, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      resume(publisher, message);
-      throw new PublishFailedException("interrupted while publishing", e);
-    } catch (RuntimeException e) {
-      resume(publisher, message);
-      throw new PublishFailedException(e.toString(), e);
-    }
-  }
 
-  private static void resume(Publisher publisher, PubsubMessage message) {
-    if (!message.getOrderingKey().isEmpty()) {
-      publisher.resumePublish(message.getOrderingKey());
-    }
+      @Override
+      public String publish(PubsubMessage letter) throws Exception {
+        if (shutDown) {
+          throw new IllegalStateException("the dead-letter publishers are shut down");
+        }
+        return letters
+            .computeIfAbsent(
+                topic,
+                t ->
+                    DeadLetterPublisher.of(
+                        publishers.computeIfAbsent(t, factory), PUBLISH_TIMEOUT.plusSeconds(1)))
+            .publish(letter);
+      }
+
+      @Override
+      public String toString() {
+        return "DeadLetterPublisher[" + topic + "]";
+      }
+    };
   }
 
   /** Flushes and stops every publisher, waiting at most {@code timeout} in all. Idempotent. */
@@ -148,5 +123,6 @@ final class DeadLetterPublishers {
       }
     }
     publishers.clear();
+    letters.clear();
   }
 }

@@ -3,13 +3,10 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.core.ApiService;
 import com.google.api.gax.batching.FlowControlSettings;
 import com.google.api.gax.batching.FlowController;
-import com.google.cloud.pubsub.v1.AckReplyConsumerWithResponse;
-import com.google.cloud.pubsub.v1.MessageReceiver;
-import com.google.cloud.pubsub.v1.MessageReceiverWithAckResponse;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
-import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -19,17 +16,17 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding the
- * {@link GuardedDispatcher}. With exactly-once delivery it uses the ack-with-response receiver and
- * the configured minimum ack extension; the stream ack deadline and every ack-deadline extension
- * are at most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how long a
- * crash delays a message ({@link CrashRecovery}).
+ * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding its
+ * {@link GuardedReceiver}. With exactly-once delivery it uses the receiver's ack-with-response form
+ * and the configured minimum ack extension; the stream ack deadline and every ack-deadline
+ * extension are at most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how
+ * long a crash delays a message ({@link CrashRecovery}).
  *
  * <p>Stopping: {@link #stopAsync} closes the stream; the client then waits (mode
  * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
  * stop guarantees by the end of its grace. The client's own timeout, {@code shutdownTimeout}, is
  * set beyond that so it never cuts a handler off. {@link #flushQueued} runs the deliveries waiting
- * for a handler thread on the caller, where the stopping dispatcher nacks them.
+ * for a handler thread on the caller, where the stopping receiver nacks them.
  */
 final class SubscriptionRunner {
 
@@ -43,7 +40,7 @@ final class SubscriptionRunner {
   SubscriptionRunner(
       SubscriptionConfig config,
       SubscriptionFacts facts,
-      GuardedDispatcher dispatcher,
+      GuardedReceiver receiver,
       HandlerPools handlerThreads,
       PubSubConnection connection,
       Duration shutdownTimeout,
@@ -53,16 +50,9 @@ final class SubscriptionRunner {
     this.handlerThreads = handlerThreads;
     Subscriber.Builder b;
     if (facts.exactlyOnce()) {
-      MessageReceiverWithAckResponse receiver =
-          (PubsubMessage m, AckReplyConsumerWithResponse consumer) ->
-              dispatcher.dispatch(
-                  m,
-                  Reply.withResponse(
-                      consumer, response -> dispatcher.onAckResponse(m.getMessageId(), response)));
       b = Subscriber.newBuilder(facts.path(), receiver);
     } else {
-      MessageReceiver receiver = (m, consumer) -> dispatcher.dispatch(m, Reply.of(consumer));
-      b = Subscriber.newBuilder(facts.path(), receiver);
+      b = Subscriber.newBuilder(facts.path(), receiver.asMessageReceiver());
     }
     b.setFlowControlSettings(
             FlowControlSettings.newBuilder()
@@ -119,7 +109,7 @@ final class SubscriptionRunner {
 
   /**
    * Runs every delivery waiting for a handler thread now, on the calling thread, and every later
-   * one on the thread that hands it over; with the dispatcher stopping, each is nacked unrun.
+   * one on the thread that hands it over; with the receiver stopping, each is nacked unrun.
    *
    * @return how many waiting deliveries were flushed
    */

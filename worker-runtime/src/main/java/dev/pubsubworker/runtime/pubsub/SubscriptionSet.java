@@ -2,20 +2,18 @@ package dev.pubsubworker.runtime.pubsub;
 
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.IdempotencyGuard;
-import dev.pubsubworker.core.WorkContext;
+import dev.pubsubworker.pubsub.GuardedReceiver;
+import dev.pubsubworker.pubsub.Outcome;
+import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.Consumer;
-import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,11 +21,13 @@ import org.slf4j.LoggerFactory;
  * Every subscription of a worker, pulling: started together (all or none) and stopped together
  * gracefully.
  *
- * <p>A graceful {@link #stop} (SPEC §6 "Shutdown"):
+ * <p>A graceful {@link #stop}: deliveries that have not started never run, running handlers get the
+ * grace, and what still runs at the grace is abandoned. Each subscription's {@link GuardedReceiver}
+ * does the steps; this class orders them across the subscriptions:
  *
  * <ol>
- *   <li>From its first instant no delivery starts: the dispatcher nacks every delivery that reaches
- *       it afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
+ *   <li>From its first instant no delivery starts: the receivers nack every delivery that reaches
+ *       them afterwards without running anything ({@link Outcome#REFUSED_AT_SHUTDOWN}).
  *   <li>Pulling stops (the streams are closed), and the deliveries that have not started are nacked
  *       at once: those parked or queued locally behind their key, and those waiting for a handler
  *       thread (on the stopping thread).
@@ -74,27 +74,18 @@ public final class SubscriptionSet {
       int runningAtStop, int finishedInGrace, int abandoned, int released, int refused) {}
 
   private final List<SubscriptionRunner> runners;
-  private final List<GuardedDispatcher> dispatchers;
+  private final List<GuardedReceiver> receivers;
   private final ScheduledThreadPoolExecutor parkTimer;
-  private final InFlight inFlight;
-  private final Map<String, IdempotencyGuard> guards;
-  private final DispatchListener listener;
   private final DeadLetterPublishers deadLetterPublishers;
 
   private SubscriptionSet(
       List<SubscriptionRunner> runners,
-      List<GuardedDispatcher> dispatchers,
+      List<GuardedReceiver> receivers,
       ScheduledThreadPoolExecutor parkTimer,
-      InFlight inFlight,
-      Map<String, IdempotencyGuard> guards,
-      DispatchListener listener,
       DeadLetterPublishers deadLetterPublishers) {
     this.runners = runners;
-    this.dispatchers = dispatchers;
+    this.receivers = receivers;
     this.parkTimer = parkTimer;
-    this.inFlight = inFlight;
-    this.guards = guards;
-    this.listener = listener;
     this.deadLetterPublishers = deadLetterPublishers;
   }
 
@@ -105,13 +96,13 @@ public final class SubscriptionSet {
    * @param config the worker's settings
    * @param handlers the handlers by name; every subscription's handler must be among them
    * @param guards each subscription's guard, by subscription id; every subscription's must be there
-   * @param listener observes dispatch outcomes
+   *     (its key log format is how the receiver logs keys too)
+   * @param listeners observe the receivers' outcomes (metrics, tracing)
    * @param connection the Pub/Sub connection
    * @param streams told each subscription's path, so its stream failures carry the subscription's
    *     id
-   * @param keyLogFormat how keys appear in logs
    * @param terminalFailures each subscription's terminal failures ({@link
-   *     TerminalFailures#resolve}), by subscription id; a subscription missing here has only {@link
+   *     PoisonExceptions#resolve}), by subscription id; a subscription missing here has only {@link
    *     TerminalFailures#poisonOnly()}
    * @param onFailure called when a subscriber fails while running
    * @throws SubscriptionUnavailableException if a subscription or its dead-letter topic is missing,
@@ -121,10 +112,9 @@ public final class SubscriptionSet {
       WorkerConfig config,
       Map<String, MessageHandler> handlers,
       Map<String, IdempotencyGuard> guards,
-      DispatchListener listener,
+      List<DispatchListener> listeners,
       PubSubConnection connection,
       StreamHealth streams,
-      UnaryOperator<String> keyLogFormat,
       Map<String, TerminalFailures> terminalFailures,
       Consumer<Throwable> onFailure) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
@@ -145,10 +135,8 @@ public final class SubscriptionSet {
               return found;
             });
     DeadLetterPublishers publishers = new DeadLetterPublishers(connection);
-    String workerId = DeadLetters.workerId(config.workerId());
-    InFlight inFlight = new InFlight();
     List<SubscriptionRunner> runners = new ArrayList<>();
-    List<GuardedDispatcher> dispatchers = new ArrayList<>();
+    List<GuardedReceiver> receivers = new ArrayList<>();
     // Parked deliveries' retries: this thread only hands them to the subscription's handler
     // threads.
     ScheduledThreadPoolExecutor parkTimer =
@@ -165,40 +153,26 @@ public final class SubscriptionSet {
         config.shutdownGrace().plus(RELEASE_BUDGET).plus(TERMINATION_BUDGET).plusSeconds(5);
     for (int i = 0; i < subs.size(); i++) {
       SubscriptionConfig s = subs.get(i);
-      RepeatLimiter repeats =
-          new RepeatLimiter(GuardedDispatcher.REPEAT_INTERVAL, Clock.systemUTC());
-      DeadLetters deadLetters =
-          new DeadLetters(
-              s.id(),
-              facts.get(i).path(),
-              deadLetterTopics.get(i),
-              workerId,
-              publishers,
-              repeats,
-              Clock.systemUTC());
       HandlerPools handlerThreads =
           new HandlerPools(s.executorThreads(), "handler-" + s.id() + "-");
-      GuardedDispatcher dispatcher =
-          new GuardedDispatcher(
+      GuardedReceiver receiver =
+          SubscriptionReceivers.build(
               s,
+              facts.get(i),
               handlers.get(s.handler()),
               guards.get(s.id()),
-              listener,
-              inFlight,
-              keyLogFormat,
-              repeats,
+              listeners,
               terminalFailures.getOrDefault(s.id(), TerminalFailures.poisonOnly()),
-              deadLetters,
-              GuardedDispatcher.Parking.on(parkTimer, handlerThreads),
-              facts.get(i).messageOrdering());
-      dispatchers.add(dispatcher);
+              deadLetterTopics.get(i).map(publishers::forTopic),
+              config.workerId(),
+              parkTimer,
+              handlerThreads);
+      receivers.add(receiver);
       runners.add(
           new SubscriptionRunner(
-              s, facts.get(i), dispatcher, handlerThreads, connection, shutdownTimeout, onFailure));
+              s, facts.get(i), receiver, handlerThreads, connection, shutdownTimeout, onFailure));
     }
-    SubscriptionSet set =
-        new SubscriptionSet(
-            runners, dispatchers, parkTimer, inFlight, Map.copyOf(guards), listener, publishers);
+    SubscriptionSet set = new SubscriptionSet(runners, receivers, parkTimer, publishers);
     try {
       for (SubscriptionRunner r : runners) {
         r.start(START_TIMEOUT);
@@ -222,12 +196,12 @@ public final class SubscriptionSet {
 
   /** How many deliveries wait right now: parked, or queued locally behind their key. */
   public int parked() {
-    return dispatchers.stream().mapToInt(GuardedDispatcher::waiting).sum();
+    return receivers.stream().mapToInt(GuardedReceiver::waiting).sum();
   }
 
   /** How many deliveries are being handled right now. */
   public int inFlight() {
-    return inFlight.size();
+    return receivers.stream().mapToInt(GuardedReceiver::running).sum();
   }
 
   /**
@@ -239,27 +213,42 @@ public final class SubscriptionSet {
    */
   public StopSummary stop(Duration grace) {
     long graceEnds = System.nanoTime() + grace.toNanos();
-    int runningAtStop = inFlight.beginStop();
+    int runningAtStop = 0;
+    for (GuardedReceiver r : receivers) {
+      runningAtStop += r.beginStop();
+    }
     // Close the streams first, so the deliveries nacked next are not redelivered to this worker.
     runners.forEach(SubscriptionRunner::stopAsync);
     // Parked and locally queued deliveries have not started: nacked now, they never run (a retry
     // that comes due meanwhile finds the stop begun and is nacked unrun as well).
     int releasedWaiting = 0;
-    for (GuardedDispatcher d : dispatchers) {
-      releasedWaiting += d.releaseWaiting();
+    for (GuardedReceiver r : receivers) {
+      releasedWaiting += r.nackWaiting();
     }
     for (SubscriptionRunner r : runners) {
       r.flushQueued();
     }
-    boolean drained;
+    boolean drained = true;
     try {
-      drained = inFlight.awaitEmpty(Duration.ofNanos(Math.max(0, graceEnds - System.nanoTime())));
+      for (GuardedReceiver r : receivers) {
+        drained &= r.awaitIdle(Duration.ofNanos(Math.max(0, graceEnds - System.nanoTime())));
+      }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       drained = false;
     }
-    int[] released = {0};
-    int abandoned = drained ? 0 : abandonInFlight(released);
+    int abandoned = 0;
+    int released = 0;
+    if (!drained) {
+      // One release budget for all the subscriptions' abandoned claims.
+      long releaseEnds = System.nanoTime() + RELEASE_BUDGET.toNanos();
+      for (GuardedReceiver r : receivers) {
+        GuardedReceiver.Abandoned a =
+            r.abandonRunning(Duration.ofNanos(Math.max(0, releaseEnds - System.nanoTime())));
+        abandoned += a.handlers();
+        released += a.claimsReleased();
+      }
+    }
     long terminationEnds = System.nanoTime() + TERMINATION_BUDGET.toNanos();
     for (SubscriptionRunner r : runners) {
       Duration left = Duration.ofNanos(Math.max(0, terminationEnds - System.nanoTime()));
@@ -274,77 +263,10 @@ public final class SubscriptionSet {
     // After the handlers: an abandoned one may still be publishing, and fails harmlessly (nacked).
     deadLetterPublishers.shutdown(
         Duration.ofNanos(Math.max(0, terminationEnds - System.nanoTime())));
-    return new StopSummary(
-        runningAtStop,
-        runningAtStop - abandoned,
-        abandoned,
-        released[0],
-        inFlight.refused() + releasedWaiting);
-  }
-
-  private int abandonInFlight(int[] released) {
-    List<InFlight.Entry> stragglers = new ArrayList<>();
-    for (InFlight.Entry e : inFlight.snapshot()) {
-      // Settle first: from here on the dispatcher neither acks it nor starts its handler.
-      if (e.settle()) {
-        stragglers.add(e);
-      }
+    int refused = releasedWaiting;
+    for (GuardedReceiver r : receivers) {
+      refused += r.refusedSinceStop();
     }
-    if (stragglers.isEmpty()) {
-      return 0;
-    }
-    // Release before interrupting, so the handler's own failure path finds the claim abandoned and
-    // leaves it alone. The releases run on their own thread so a hung store cannot hold the stop.
-    Set<InFlight.Entry> releasedEntries = ConcurrentHashMap.newKeySet();
-    Thread releaser =
-        new Thread(
-            () -> {
-              for (InFlight.Entry e : stragglers) {
-                WorkContext context = e.context;
-                if (context != null) {
-                  try {
-                    if (guards.get(e.subscription).abandon(context)) {
-                      releasedEntries.add(e);
-                    }
-                  } catch (RuntimeException failure) {
-                    log.warn(
-                        "could not release the claim of an abandoned handler on subscription {};"
-                            + " it lapses with its lease: {}",
-                        e.subscription,
-                        failure.toString());
-                  }
-                }
-                e.thread.interrupt();
-              }
-            },
-            "pubsub-worker-release-abandoned");
-    releaser.setDaemon(true);
-    releaser.start();
-    try {
-      releaser.join(RELEASE_BUDGET.toMillis());
-    } catch (InterruptedException ie) {
-      Thread.currentThread().interrupt();
-    }
-    if (releaser.isAlive()) {
-      log.warn(
-          "releasing abandoned claims took longer than {}; the rest lapse with their lease",
-          RELEASE_BUDGET);
-    }
-    for (InFlight.Entry e : stragglers) {
-      e.thread.interrupt();
-      e.reply.nack();
-      listener.settled(e.subscription, Outcome.ABANDONED, Duration.ZERO);
-      log.warn(
-          "handler on subscription {} still running after the shutdown grace: interrupted, {},"
-              + " message nacked",
-          e.subscription,
-          releasedEntries.contains(e)
-              ? "claim released"
-              : e.context == null
-                  ? "no claim held"
-                  : "claim not released (it ended meanwhile, or lapses with its lease)");
-    }
-    released[0] = releasedEntries.size();
-    return stragglers.size();
+    return new StopSummary(runningAtStop, runningAtStop - abandoned, abandoned, released, refused);
   }
 }

@@ -16,15 +16,16 @@ import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
+import dev.pubsubworker.runtime.pubsub.PoisonExceptions;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
-import dev.pubsubworker.runtime.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
@@ -74,7 +75,7 @@ public final class Worker {
 
   private final WorkerConfig config;
   private final Injector injector;
-  private final DispatchListener dispatchListener;
+  private final List<DispatchListener> dispatchListeners;
   private final UnaryOperator<String> keyLogFormat;
   private final Function<String, List<GuardListener>> guardListeners;
   private final Service lifecycle = new Lifecycle();
@@ -89,15 +90,16 @@ public final class Worker {
   private Worker(
       WorkerConfig config,
       Injector injector,
-      DispatchListener dispatchListener,
+      List<DispatchListener> dispatchListeners,
       UnaryOperator<String> keyLogFormat,
       Function<String, List<GuardListener>> guardListeners) {
     this.config = config;
     this.injector = injector;
-    this.dispatchListener = dispatchListener;
+    this.dispatchListeners = List.copyOf(dispatchListeners);
     this.keyLogFormat = keyLogFormat;
     this.guardListeners = guardListeners;
-    this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
+    this.streams =
+        new StreamHealth(Clock.systemUTC(), new DispatchListeners(this.dispatchListeners));
     lifecycle.addListener(
         new Service.Listener() {
           @Override
@@ -178,17 +180,11 @@ public final class Worker {
       throw new InvalidConfigException(
           e.getErrorMessages().stream().map(Worker::problem).collect(Collectors.toList()));
     }
-    Worker worker =
-        new Worker(
-            config,
-            injector,
-            new DispatchListeners(dispatchListeners),
-            keyLogFormat,
-            guardListeners);
+    Worker worker = new Worker(config, injector, dispatchListeners, keyLogFormat, guardListeners);
     Map<String, MessageHandler> handlers = worker.handlers();
     config.requireHandlers(handlers.keySet());
     // poison-exceptions are loaded by each handler's own class loader (a plugin jar's classes).
-    worker.terminalFailures = TerminalFailures.resolve(config, handlers);
+    worker.terminalFailures = PoisonExceptions.resolve(config, handlers);
     return worker;
   }
 
@@ -235,10 +231,9 @@ public final class Worker {
               config,
               handlers,
               guards.bySubscription(),
-              dispatchListener,
+              dispatchListeners,
               connection,
               streams,
-              keyLogFormat,
               terminalFailures,
               this::onFailure);
     } catch (RuntimeException e) {

@@ -13,7 +13,7 @@ import com.google.pubsub.v1.ReceivedMessage;
 import com.google.pubsub.v1.SubscriptionName;
 import com.google.pubsub.v1.TopicName;
 import dev.pubsubworker.api.PoisonMessageException;
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;
@@ -39,8 +39,7 @@ class DeadLetterEndToEndTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  private final Logger pubsubLogger =
-      (Logger) LoggerFactory.getLogger("dev.pubsubworker.runtime.pubsub");
+  private final Logger pubsubLogger = (Logger) LoggerFactory.getLogger("dev.pubsubworker");
   private final ListAppender<ILoggingEvent> log = new ListAppender<>();
 
   @BeforeEach

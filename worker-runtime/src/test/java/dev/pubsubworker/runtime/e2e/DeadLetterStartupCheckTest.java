@@ -9,7 +9,7 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.pubsubworker.api.PoisonMessageException;
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.testservices.SubscriptionSpec;
@@ -32,8 +32,7 @@ class DeadLetterStartupCheckTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  private final Logger pubsubLogger =
-      (Logger) LoggerFactory.getLogger("dev.pubsubworker.runtime.pubsub");
+  private final Logger pubsubLogger = (Logger) LoggerFactory.getLogger("dev.pubsubworker");
   private final ListAppender<ILoggingEvent> log = new ListAppender<>();
 
   @BeforeEach

@@ -1,8 +1,8 @@
 package dev.pubsubworker.runtime.e2e;
 
 import com.google.cloud.pubsub.v1.AckResponse;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
-import dev.pubsubworker.runtime.pubsub.Outcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

@@ -3,7 +3,7 @@ package dev.pubsubworker.runtime.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.testservices.SubscriptionSpec;

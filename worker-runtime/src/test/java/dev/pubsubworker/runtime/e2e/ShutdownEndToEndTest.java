@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;

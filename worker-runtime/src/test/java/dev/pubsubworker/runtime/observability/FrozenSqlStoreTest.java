@@ -3,9 +3,9 @@ package dev.pubsubworker.runtime.observability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
-import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SqlDatabase;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.config.WorkerConfig;
-import dev.pubsubworker.runtime.pubsub.Outcome;
 import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;

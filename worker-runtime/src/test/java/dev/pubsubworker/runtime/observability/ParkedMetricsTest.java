@@ -2,7 +2,7 @@ package dev.pubsubworker.runtime.observability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;

@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.cloud.pubsub.v1.AckResponse;
 import dev.pubsubworker.core.GuardListener;
-import dev.pubsubworker.runtime.pubsub.Outcome;
+import dev.pubsubworker.pubsub.Outcome;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

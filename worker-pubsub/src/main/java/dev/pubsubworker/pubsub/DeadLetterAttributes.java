@@ -1,0 +1,41 @@
+package dev.pubsubworker.pubsub;
+
+/**
+ * The attributes a {@link GuardedReceiver} adds to a dead letter (overwriting attributes of the
+ * same name on the original), so that whoever reads the dead-letter topic knows where the message
+ * came from and why it failed. Values longer than {@link #MAX_VALUE_BYTES} UTF-8 bytes are cut (at
+ * a character boundary, ending in "...").
+ */
+public final class DeadLetterAttributes {
+
+  /** The subscription's full path the message came from ({@code subscriptionPath}). */
+  public static final String SUBSCRIPTION = "pubsub-worker-subscription";
+
+  /** The original message id. */
+  public static final String MESSAGE_ID = "pubsub-worker-message-id";
+
+  /** The original publish time, RFC 3339 in UTC. */
+  public static final String PUBLISH_TIME = "pubsub-worker-publish-time";
+
+  /**
+   * The delivery attempt that failed; 0 when Pub/Sub does not report it (no dead-letter policy).
+   */
+  public static final String DELIVERY_ATTEMPT = "pubsub-worker-delivery-attempt";
+
+  /** The terminal exception's class name, or {@code no-key} / {@code invalid-key}. */
+  public static final String ERROR_CLASS = "pubsub-worker-error-class";
+
+  /** The terminal exception's message (or why the key is missing), cut to fit. */
+  public static final String ERROR_MESSAGE = "pubsub-worker-error-message";
+
+  /** The worker that dead-lettered it ({@code workerId}). */
+  public static final String WORKER_ID = "pubsub-worker-worker-id";
+
+  /** When it was dead-lettered, RFC 3339 in UTC. */
+  public static final String DEAD_LETTERED_AT = "pubsub-worker-dead-lettered-at";
+
+  /** Pub/Sub's limit on an attribute value, in UTF-8 bytes: {@value}. */
+  public static final int MAX_VALUE_BYTES = 1024;
+
+  private DeadLetterAttributes() {}
+}

@@ -1,0 +1,87 @@
+package dev.pubsubworker.pubsub;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.api.InboundMessage;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The dead letter's content, and attribute values cut to Pub/Sub's limit as valid UTF-8. */
+class DeadLettersTest {
+
+  private static final Instant NOW = Instant.parse("2026-12-01T04:00:00.123Z");
+
+  private final DeadLetters deadLetters =
+      new DeadLetters(
+          "orders",
+          "projects/p/subscriptions/orders-sub",
+          null,
+          "worker-7",
+          new RepeatLimiter(Duration.ofSeconds(10), Clock.systemUTC()),
+          Clock.fixed(NOW, ZoneOffset.UTC));
+
+  @Test
+  void a_dead_letter_keeps_data_attributes_and_ordering_key_and_adds_ours_over_same_named_ones() {
+    InboundMessage m =
+        new InboundMessage(
+            "m-1",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of("order_id", "po-1", "pubsub-worker-worker-id", "forged"),
+            "customer-9",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            3);
+    PubsubMessage letter =
+        deadLetters.letter(
+            m,
+            new DeadLetters.Failure(
+                "com.example.Bad", "unparseable", "failed", Outcome.FAILED, null));
+    assertThat(letter.getData().toStringUtf8()).isEqualTo("payload");
+    assertThat(letter.getOrderingKey()).isEqualTo("customer-9");
+    assertThat(letter.getAttributesMap())
+        .containsEntry("order_id", "po-1")
+        .containsEntry("pubsub-worker-subscription", "projects/p/subscriptions/orders-sub")
+        .containsEntry("pubsub-worker-message-id", "m-1")
+        .containsEntry("pubsub-worker-publish-time", "2026-12-01T03:59:00Z")
+        .containsEntry("pubsub-worker-delivery-attempt", "3")
+        .containsEntry("pubsub-worker-error-class", "com.example.Bad")
+        .containsEntry("pubsub-worker-error-message", "unparseable")
+        .containsEntry("pubsub-worker-worker-id", "worker-7")
+        .containsEntry("pubsub-worker-dead-lettered-at", "2026-12-01T04:00:00.123Z")
+        .hasSize(9);
+  }
+
+  @Test
+  void a_long_error_message_is_cut_to_1024_utf8_bytes_without_splitting_a_character() {
+    String emoji = "\uD83D\uDCA5"; // 4 bytes in UTF-8
+    String text = "é".repeat(300) + emoji.repeat(200); // 600 + 800 bytes
+    String cut = DeadLetters.truncateUtf8(text, DeadLetterAttributes.MAX_VALUE_BYTES);
+    byte[] bytes = cut.getBytes(StandardCharsets.UTF_8);
+    assertThat(bytes.length).isLessThanOrEqualTo(1024);
+    assertThat(cut).endsWith("...").startsWith("é".repeat(300));
+    assertThat(new String(bytes, StandardCharsets.UTF_8)).isEqualTo(cut);
+    assertThat(cut.codePoints().filter(cp -> cp >= 0xD800 && cp <= 0xDFFF)).isEmpty();
+    String body = cut.substring(0, cut.length() - 3);
+    assertThat(body.substring(600 / 2)).matches("(" + emoji + ")*");
+  }
+
+  @Test
+  void short_text_is_kept_and_an_unpaired_surrogate_becomes_a_question_mark() {
+    assertThat(DeadLetters.truncateUtf8("fine", 1024)).isEqualTo("fine");
+    assertThat(DeadLetters.truncateUtf8("a\uD800b", 1024)).isEqualTo("a?b");
+    assertThat(DeadLetters.truncateUtf8("x".repeat(2000) + "\uDC00", 1024))
+        .hasSize(1024)
+        .endsWith("...");
+  }
+
+  @Test
+  void the_worker_id_is_the_configured_one_or_a_host_name() {
+    assertThat(DeadLetters.workerId("pod-a")).isEqualTo("pod-a");
+    assertThat(DeadLetters.workerId("")).isNotBlank();
+  }
+}
