@@ -100,6 +100,23 @@ public final class EmbeddedPubSub implements AutoCloseable {
     return broker.faults();
   }
 
+  /**
+   * How many StreamingPull streams are open on {@code subscription} now, as this server sees them:
+   * by its full name ({@code "projects/p/subscriptions/orders"}), or by its id ({@code "orders"}),
+   * which counts that id in every project. A stream counts from its first request until the client
+   * ends or cancels it (a killed client's stream ends when its connection does) or the server ends
+   * it. For tests that must wait until every subscriber has connected, or until a departed one is
+   * gone, before they publish or let time pass.
+   *
+   * @throws IllegalArgumentException if {@code subscription} is empty
+   */
+  public int openStreams(String subscription) {
+    if (subscription.isEmpty()) {
+      throw new IllegalArgumentException("subscription must be an id or a full name");
+    }
+    return broker.openStreams(subscription);
+  }
+
   /** The clock deadlines are judged against. */
   public Clock clock() {
     return broker.clock();
