@@ -26,6 +26,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * interval}; with a manual clock, advance it and call {@link #tick()} to apply the new time at
  * once. State lives in memory and is lost at {@link #close()}. Any project id is accepted.
  *
+ * <p>A subscription's messages are spread over its open StreamingPull streams: each goes to the
+ * stream holding the fewest outstanding messages that has room under its flow-control window and
+ * its allowance, so several subscribers share the work. A stream's allowance is 10 messages when it
+ * opens and grows by 200 per second of the clock and by one per acked message, and it is never less
+ * than what the fullest other stream of the subscription holds. So with a manual clock, a lone
+ * stream that acks nothing holds at most 10 messages until the clock moves. Messages outstanding on
+ * a stream stay with it until they are acked, nacked or their deadline passes. The module's README
+ * states the whole policy.
+ *
  * <pre>{@code
  * try (EmbeddedPubSub pubsub = EmbeddedPubSub.start()) {
  *   String host = pubsub.hostPort(); // "127.0.0.1:PORT" for PUBSUB_EMULATOR_HOST
