@@ -31,6 +31,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -478,7 +479,8 @@ final class Broker {
             observer,
             seconds,
             first.getMaxOutstandingMessages(),
-            first.getMaxOutstandingBytes());
+            first.getMaxOutstandingBytes(),
+            clock.instant());
     state.streams.add(stream);
     try {
       handle(stream, first);
@@ -603,6 +605,21 @@ final class Broker {
     }
   }
 
+  /**
+   * How many StreamingPull streams are open on {@code subscription}: a full name, or an id that
+   * counts the streams of that id in every project.
+   */
+  synchronized int openStreams(String subscription) {
+    boolean fullName = subscription.contains("/subscriptions/");
+    int open = 0;
+    for (SubscriptionState state : subscriptions.values()) {
+      if (fullName ? state.name().equals(subscription) : state.id().equals(subscription)) {
+        open += (int) state.streams.stream().filter(stream -> stream.open).count();
+      }
+    }
+    return open;
+  }
+
   synchronized int resetStreams(String subscriptionId) {
     int reset = 0;
     for (SubscriptionState state : subscriptions.values()) {
@@ -623,45 +640,71 @@ final class Broker {
     }
   }
 
+  /** The response being filled for one stream during a {@link #deliver} pass. */
+  private static final class Batch {
+    final StreamingPullResponse.Builder response = StreamingPullResponse.newBuilder();
+    long bytes;
+
+    /** Whether {@code message} must go in the next response (500 messages or 10 MB each). */
+    boolean isFullFor(QueuedMessage message) {
+      int count = response.getReceivedMessagesCount();
+      return count >= MAX_MESSAGES_PER_RESPONSE
+          || (count > 0 && bytes + message.bytes > MAX_RESPONSE_BYTES);
+    }
+
+    void add(ReceivedMessage received, long size) {
+      response.addReceivedMessages(received);
+      bytes += size;
+    }
+  }
+
+  /**
+   * Deals the subscription's ready messages to its open streams, one message at a time to the
+   * stream {@link SubscriptionState#nextStream} names, until no stream has room or none may take
+   * what is left; then sends each stream its messages. Streams whose transport is not ready are
+   * left out; they are served when it is ({@link #streamReady}).
+   */
   private void deliver(SubscriptionState state, Instant now) {
     if (state.streams.isEmpty() || faults.deliveryPaused(state.id())) {
       return;
     }
     state.advanceTo(now);
-    boolean progress = true;
-    while (progress) {
-      progress = false;
-      for (Iterator<PullStream> it = state.streams.iterator(); it.hasNext(); ) {
-        PullStream stream = it.next();
-        if (!stream.open) {
-          it.remove();
+    state.streams.removeIf(stream -> !stream.open);
+    Set<PullStream> leftOut = new HashSet<>();
+    for (PullStream stream : state.streams) {
+      if (!stream.observer.isReady()) {
+        leftOut.add(stream);
+      }
+    }
+    Map<PullStream, Batch> batches = new LinkedHashMap<>();
+    for (PullStream stream = state.nextStream(now, leftOut);
+        stream != null;
+        stream = state.nextStream(now, leftOut)) {
+      QueuedMessage message = state.nextReady(stream);
+      if (message == null) {
+        // Nothing left that this stream may take (the rest belongs to other streams' keys).
+        leftOut.add(stream);
+        continue;
+      }
+      Batch batch = batches.computeIfAbsent(stream, s -> new Batch());
+      if (batch.isFullFor(message)) {
+        send(stream, batch.response);
+        batch = new Batch();
+        batches.put(stream, batch);
+        if (!stream.open || !stream.observer.isReady()) {
+          state.putBack(message);
+          leftOut.add(stream);
           continue;
         }
-        if (!stream.hasCapacity() || !stream.observer.isReady()) {
-          continue;
-        }
-        StreamingPullResponse.Builder batch = StreamingPullResponse.newBuilder();
-        long bytes = 0;
-        while (stream.hasCapacity()
-            && batch.getReceivedMessagesCount() < MAX_MESSAGES_PER_RESPONSE) {
-          QueuedMessage message = state.nextReady(stream);
-          if (message == null) {
-            break;
-          }
-          if (bytes > 0 && bytes + message.bytes > MAX_RESPONSE_BYTES) {
-            state.putBack(message);
-            break;
-          }
-          bytes += message.bytes;
-          batch.addReceivedMessages(state.lease(message, stream, stream.ackDeadlineSeconds, now));
-          if (faults.takeDuplicate(state.id())) {
-            batch.addReceivedMessages(state.lease(message, stream, stream.ackDeadlineSeconds, now));
-          }
-        }
-        if (batch.getReceivedMessagesCount() > 0) {
-          send(stream, batch);
-          progress = true;
-        }
+      }
+      batch.add(state.lease(message, stream, stream.ackDeadlineSeconds, now), message.bytes);
+      if (faults.takeDuplicate(state.id())) {
+        batch.add(state.lease(message, stream, stream.ackDeadlineSeconds, now), message.bytes);
+      }
+    }
+    for (Map.Entry<PullStream, Batch> batch : batches.entrySet()) {
+      if (batch.getValue().response.getReceivedMessagesCount() > 0) {
+        send(batch.getKey(), batch.getValue().response);
       }
     }
   }

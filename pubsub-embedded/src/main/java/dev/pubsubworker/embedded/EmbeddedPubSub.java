@@ -27,6 +27,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * interval}; with a manual clock, advance it and call {@link #tick()} to apply the new time at
  * once. State lives in memory and is lost at {@link #close()}. Any project id is accepted.
  *
+ * <p>A subscription's messages are spread over its open StreamingPull streams: each goes to the
+ * stream holding the fewest outstanding messages that has room under its flow-control window and
+ * its allowance, so several subscribers share the work. A stream's allowance is 10 messages when it
+ * opens and grows by 200 per second of the clock and by one per acked message, and it is never less
+ * than what the fullest other stream of the subscription holds. So with a manual clock, a lone
+ * stream that acks nothing holds at most 10 messages until the clock moves. Messages outstanding on
+ * a stream stay with it until they are acked, nacked or their deadline passes. The module's README
+ * states the whole policy.
+ *
  * <pre>{@code
  * try (EmbeddedPubSub pubsub = EmbeddedPubSub.start()) {
  *   String host = pubsub.hostPort(); // "127.0.0.1:PORT" for PUBSUB_EMULATOR_HOST
@@ -102,6 +111,23 @@ public final class EmbeddedPubSub implements AutoCloseable {
   /** The fault-injection switches of this server. */
   public Faults faults() {
     return broker.faults();
+  }
+
+  /**
+   * How many StreamingPull streams are open on {@code subscription} now, as this server sees them:
+   * by its full name ({@code "projects/p/subscriptions/orders"}), or by its id ({@code "orders"}),
+   * which counts that id in every project. A stream counts from its first request until the client
+   * ends or cancels it (a killed client's stream ends when its connection does) or the server ends
+   * it. For tests that must wait until every subscriber has connected, or until a departed one is
+   * gone, before they publish or let time pass.
+   *
+   * @throws IllegalArgumentException if {@code subscription} is empty
+   */
+  public int openStreams(String subscription) {
+    if (subscription.isEmpty()) {
+      throw new IllegalArgumentException("subscription must be an id or a full name");
+    }
+    return broker.openStreams(subscription);
   }
 
   /** The clock deadlines are judged against. */

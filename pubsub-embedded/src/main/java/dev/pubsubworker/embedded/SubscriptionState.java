@@ -35,6 +35,12 @@ import java.util.function.BiConsumer;
  * only to the stream (or to unary Pull) that holds the latest of them. A nack or an expired
  * deadline ends the leases of every later message of the key, so the key is redelivered from that
  * message on, in order; acks of those later messages under their old ack ids are ignored.
+ *
+ * <p>Messages are dealt to the open streams in balance ({@link #nextStream}): each message goes to
+ * the stream with the fewest outstanding messages among those with room under their window and
+ * allowance ({@link PullStream#hasRoom}), the one served longest ago on a tie. Outstanding messages
+ * are never moved between streams: a stream that opens later gets its share of what is still
+ * undelivered and of what comes back (nacks, expired deadlines).
  */
 final class SubscriptionState {
 
@@ -56,6 +62,7 @@ final class SubscriptionState {
   private final List<QueuedMessage> retainedAcked = new ArrayList<>();
   final Set<PullStream> streams = new LinkedHashSet<>();
   private long nextAckId;
+  private long deliveriesToStreams;
 
   SubscriptionState(Subscription config, BiConsumer<String, PubsubMessage> deadLetterSink) {
     this.config = config;
@@ -224,6 +231,46 @@ final class SubscriptionState {
     return null;
   }
 
+  /**
+   * The stream the next message goes to: of the open streams not in {@code excluded} that have room
+   * at {@code now} ({@link PullStream#hasRoom}), the one with the fewest outstanding messages, and
+   * among those the one that got a message longest ago (or never). Null when no stream can take
+   * one.
+   */
+  PullStream nextStream(Instant now, Set<PullStream> excluded) {
+    // The two largest holdings: every stream's allowance may reach what the fullest other holds.
+    long most = 0;
+    long secondMost = 0;
+    for (PullStream stream : streams) {
+      if (stream.open) {
+        long holds = stream.outstanding.size();
+        if (holds > most) {
+          secondMost = most;
+          most = holds;
+        } else if (holds > secondMost) {
+          secondMost = holds;
+        }
+      }
+    }
+    PullStream best = null;
+    for (PullStream stream : streams) {
+      if (!stream.open || excluded.contains(stream)) {
+        continue;
+      }
+      long holds = stream.outstanding.size();
+      long othersHold = holds == most ? secondMost : most;
+      if (!stream.hasRoom(now, othersHold)) {
+        continue;
+      }
+      if (best == null
+          || holds < best.outstanding.size()
+          || (holds == best.outstanding.size() && stream.lastDealt < best.lastDealt)) {
+        best = stream;
+      }
+    }
+    return best;
+  }
+
   /** Returns a message taken by {@link #nextReady} but not delivered to the front of the queue. */
   void putBack(QueuedMessage message) {
     ready.addFirst(message);
@@ -245,6 +292,7 @@ final class SubscriptionState {
     byAckId.put(ackId, message);
     if (stream != null) {
       stream.add(ackId, message);
+      stream.lastDealt = ++deliveriesToStreams;
     }
     offerNextOfKey(message);
     ReceivedMessage.Builder received =
@@ -295,7 +343,12 @@ final class SubscriptionState {
       // A lease a nack or expiry of an earlier message took back: the message comes again.
       return;
     }
+    PullStream holder = message.ackIds.get(ackId);
     settle(message);
+    if (holder != null) {
+      // Work done on a stream widens its allowance: a consumer that keeps up ramps up fast.
+      holder.acked++;
+    }
   }
 
   /**

@@ -1,5 +1,8 @@
 package dev.pubsubworker.embedded;
 
+import static org.awaitility.Awaitility.await;
+
+import com.google.pubsub.v1.SubscriptionName;
 import dev.pubsubworker.testkit.ManualTime;
 import java.time.Duration;
 import java.util.Set;
@@ -34,6 +37,13 @@ class EmbeddedScenariosTest extends PubSubScenarios {
   void elapse(Duration duration) {
     TIME.advance(duration);
     server.tick();
+  }
+
+  @Override
+  void awaitOpenStreams(SubscriptionName subscription, int count) {
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> server.openStreams(subscription.toString()) == count);
   }
 
   @Override

@@ -41,6 +41,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -68,6 +69,11 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
    * wall clock), a manual clock advance on the embedded server.
    */
   abstract void elapse(Duration duration);
+
+  /**
+   * Waits until the server counts {@code count} open StreamingPull streams on {@code subscription}.
+   */
+  abstract void awaitOpenStreams(SubscriptionName subscription, int count);
 
   /** Where a server departs from Google's documentation (see pubsub-embedded/README.md). */
   enum Divergence {
@@ -146,7 +152,20 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
      * revision_create_time is seconds since the emulator started, not the time of day. Documented:
      * the timestamp the revision was created.
      */
-    SCHEMA_REVISION_TIME_NOT_WALL_CLOCK
+    SCHEMA_REVISION_TIME_NOT_WALL_CLOCK,
+    /**
+     * A stream is sent more than the {@code max_outstanding_messages} its first request set.
+     * Documented: once that many messages are outstanding, the server stops sending until fewer
+     * are.
+     */
+    WINDOW_IGNORED,
+    /**
+     * Each open stream is served in turns, up to 100 messages every 50 ms, whatever the others
+     * hold: a backlog smaller than that goes whole to the stream served first, and a stream that
+     * opened a turn before another gets up to 100 messages more. Documented: Pub/Sub balances a
+     * subscription's messages over its open streams.
+     */
+    STREAMS_SERVED_IN_TURNS
   }
 
   /** The documented behaviours this server does not have. */
@@ -619,6 +638,197 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
     assertThat(target().subscriptions.getSubscription(subscription).getAckDeadlineSeconds())
         .isEqualTo(42);
     assertThat(updated.getTopic()).isEqualTo(topic.toString());
+  }
+
+  // ---- spreading over streams ----
+
+  /** How many clients share a subscription in the spreading scenarios. */
+  static final int CLIENTS = 3;
+
+  /** A backlog smaller than a client's window and than one response. */
+  static final int SMALL_BACKLOG = 30;
+
+  /** The backlog of the report that found one client getting all of it. */
+  static final int LARGE_BACKLOG = 600;
+
+  @Test
+  void aSmallBacklogIsSharedFairlyByThreeClientsThatSendAWindow() {
+    assumeDocumented(Divergence.STREAMS_SERVED_IN_TURNS);
+    assertPublishedBacklogShared(SMALL_BACKLOG, HoldingSubscribers.FlowControl.WINDOW_SENT);
+  }
+
+  @Test
+  void aSmallBacklogIsSharedFairlyByThreeClientsThatSendNoWindow() {
+    assumeDocumented(Divergence.STREAMS_SERVED_IN_TURNS);
+    assertPublishedBacklogShared(SMALL_BACKLOG, HoldingSubscribers.FlowControl.NO_WINDOW_SENT);
+  }
+
+  @Test
+  void aLargeBacklogIsSharedFairlyByThreeClientsThatSendAWindow() {
+    assertPublishedBacklogShared(LARGE_BACKLOG, HoldingSubscribers.FlowControl.WINDOW_SENT);
+  }
+
+  @Test
+  void aLargeBacklogIsSharedFairlyByThreeClientsThatSendNoWindow() {
+    assertPublishedBacklogShared(LARGE_BACKLOG, HoldingSubscribers.FlowControl.NO_WINDOW_SENT);
+  }
+
+  /**
+   * Three clients connected, each holding what it gets; then a backlog published at once: every
+   * message is delivered once, and each client holds a fair share of them.
+   */
+  private void assertPublishedBacklogShared(
+      int backlog, HoldingSubscribers.FlowControl flowControl) {
+    TopicName topic = createTopic("share");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    try (HoldingSubscribers clients =
+        HoldingSubscribers.start(target(), subscription, CLIENTS, flowControl)) {
+      awaitOpenStreams(subscription, CLIENTS);
+
+      publishBacklog(topic, backlog);
+
+      assertSharedOnce(
+          clients, backlog, backlog + " messages published to three clients, " + flowControl);
+    }
+  }
+
+  @Test
+  void aBacklogThatWaitsForTheClientsIsSharedFairlyOnceTheyStart() {
+    assumeDocumented(Divergence.STREAMS_SERVED_IN_TURNS);
+    TopicName topic = createTopic("share-waiting");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    publishBacklog(topic, LARGE_BACKLOG);
+
+    try (HoldingSubscribers clients =
+        HoldingSubscribers.start(
+            target(), subscription, CLIENTS, HoldingSubscribers.FlowControl.WINDOW_SENT)) {
+      assertSharedOnce(
+          clients, LARGE_BACKLOG, LARGE_BACKLOG + " messages waiting for three clients");
+    }
+  }
+
+  private void assertSharedOnce(HoldingSubscribers clients, int backlog, String what) {
+    awaitDeliveries(clients::total, backlog);
+    List<Integer> shares = clients.shares();
+    System.out.printf("%s: shares %s%n", what, shares);
+    assertThat(clients.distinctIds()).as("every message, once").hasSize(backlog);
+    assertFairShares(shares, backlog);
+  }
+
+  @Test
+  void whenAClientLeavesItsOutstandingMessagesGoToTheOthersAtTheirDeadlines() {
+    assumeDocumented(Divergence.STREAMS_SERVED_IN_TURNS);
+    assumeDocumented(Divergence.KILLED_STREAM_KEEPS_MESSAGES);
+    TopicName topic = createTopic("leaving");
+    SubscriptionName subscription =
+        createSubscription(topic, Subscription.newBuilder().setAckDeadlineSeconds(10));
+    int backlog = 300;
+    // The client that leaves never extends its leases: they end 10 s after each delivery.
+    RawStream leaver = RawStream.open(target(), subscription, ACK_DEADLINE_SECONDS, 0);
+
+    try (HoldingSubscribers stayers =
+        HoldingSubscribers.start(
+            target(), subscription, CLIENTS - 1, HoldingSubscribers.FlowControl.WINDOW_SENT)) {
+      awaitOpenStreams(subscription, CLIENTS);
+      publishBacklog(topic, backlog);
+      awaitDeliveries(() -> leaver.count() + stayers.total(), backlog);
+      List<Integer> before = stayers.shares();
+      int left = leaver.count();
+      List<Integer> shares = new ArrayList<>(before);
+      shares.add(left);
+      System.out.printf("%d messages, two stayers and a leaver: shares %s%n", backlog, shares);
+      assertFairShares(shares, backlog);
+
+      leaver.cancel();
+      // Until the server has seen it go, it would still deal to it.
+      awaitOpenStreams(subscription, CLIENTS - 1);
+      elapse(Duration.ofSeconds(ACK_DEADLINE_SECONDS + 1));
+
+      awaitDeliveries(stayers::total, backlog);
+      List<Integer> takenOver = new ArrayList<>();
+      List<String> redelivered = new ArrayList<>();
+      for (int i = 0; i < CLIENTS - 1; i++) {
+        List<String> ids = stayers.idsOf(i);
+        takenOver.add(ids.size() - before.get(i));
+        redelivered.addAll(ids.subList(before.get(i), ids.size()));
+      }
+      System.out.printf("the leaver's %d messages, taken over: %s%n", left, takenOver);
+      assertThat(redelivered)
+          .as("what the leaver held, each message once, and nothing of what the others hold")
+          .containsExactlyInAnyOrderElementsOf(
+              leaver.received().stream().map(m -> m.getMessage().getMessageId()).toList());
+      assertFairShares(takenOver, left);
+    }
+  }
+
+  @Test
+  void aStreamIsNeverSentMoreThanItsWindow() {
+    assumeDocumented(Divergence.WINDOW_IGNORED);
+    TopicName topic = createTopic("window");
+    SubscriptionName subscription = createSubscription(topic, Subscription.newBuilder());
+    publishBacklog(topic, SMALL_BACKLOG);
+    RawStream stream = RawStream.open(target(), subscription, 60, 5);
+    try {
+      awaitDeliveries(stream::count, 5);
+      elapse(Duration.ofSeconds(1));
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> stream.count() == 5);
+      assertThat(pullOnce(subscription)).as("the rest stays with the server").hasSize(10);
+
+      stream.ack(stream.received().subList(0, 2));
+
+      awaitDeliveries(stream::count, 7);
+      elapse(Duration.ofSeconds(1));
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> stream.count() == 7);
+    } finally {
+      stream.cancel();
+    }
+  }
+
+  /**
+   * The tolerance of the spreading scenarios: every client's share is within a quarter of an even
+   * share (for 600 messages over three clients, 150 to 250 each).
+   */
+  static void assertFairShares(List<Integer> shares, int total) {
+    assertThat(shares.stream().mapToInt(Integer::intValue).sum()).isEqualTo(total);
+    double even = (double) total / shares.size();
+    for (int i = 0; i < shares.size(); i++) {
+      assertThat((double) shares.get(i))
+          .as("share of client %d in %s (even: %.1f, within a quarter of it)", i, shares, even)
+          .isBetween(even * 0.75, even * 1.25);
+    }
+  }
+
+  /**
+   * Waits until {@code received} reaches {@code count}, letting time pass on the server's clock in
+   * steps of 250 ms meanwhile (a stream takes more messages the longer it has been open).
+   */
+  void awaitDeliveries(IntSupplier received, int count) {
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(100))
+        .until(
+            () -> {
+              if (received.getAsInt() >= count) {
+                return true;
+              }
+              elapse(Duration.ofMillis(250));
+              return false;
+            });
+  }
+
+  /** Publishes {@code count} messages (at most 1,000) in one request. */
+  void publishBacklog(TopicName topic, int count) {
+    String[] texts = new String[count];
+    for (int i = 0; i < count; i++) {
+      texts[i] = "backlog-" + i;
+    }
+    publish(topic, texts);
   }
 
   // ---- helpers ----

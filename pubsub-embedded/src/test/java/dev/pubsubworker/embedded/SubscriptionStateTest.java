@@ -11,7 +11,9 @@ import com.google.pubsub.v1.Subscription;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** The delivery rules of one subscription, driven by hand through time: no server, no client. */
@@ -204,8 +206,8 @@ class SubscriptionStateTest {
   @Test
   void withOrderingTheRestOfARunGoesOnlyToTheStreamHoldingItsStart() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
-    PullStream one = new PullStream(state, null, 10, 0, 0);
-    PullStream two = new PullStream(state, null, 10, 0, 0);
+    PullStream one = new PullStream(state, null, 10, 0, 0, T0);
+    PullStream two = new PullStream(state, null, 10, 0, 0, T0);
     publish(state, "k1", "k");
     publish(state, "k2", "k");
 
@@ -234,6 +236,151 @@ class SubscriptionStateTest {
     List<ReceivedMessage> again = deliverAll(state, T0.plusSeconds(10));
 
     assertThat(again).extracting(SubscriptionStateTest::text).containsExactly("k2");
+  }
+
+  // ---- dealing to streams ----
+
+  private static PullStream stream(SubscriptionState state, long window, Instant openedAt) {
+    PullStream stream = new PullStream(state, null, 10, window, 0, openedAt);
+    state.streams.add(stream);
+    return stream;
+  }
+
+  /** What the Broker does at each delivery, without a transport: deals until nothing moves. */
+  private static List<ReceivedMessage> deal(SubscriptionState state, Instant now) {
+    state.advanceTo(now);
+    List<ReceivedMessage> dealt = new ArrayList<>();
+    Set<PullStream> done = new HashSet<>();
+    for (PullStream s = state.nextStream(now, done); s != null; s = state.nextStream(now, done)) {
+      QueuedMessage next = state.nextReady(s);
+      if (next == null) {
+        done.add(s);
+      } else {
+        dealt.add(state.lease(next, s, s.ackDeadlineSeconds, now));
+      }
+    }
+    return dealt;
+  }
+
+  private static List<Integer> holdings(PullStream... streams) {
+    List<Integer> holdings = new ArrayList<>();
+    for (PullStream stream : streams) {
+      holdings.add(stream.outstanding.size());
+    }
+    return holdings;
+  }
+
+  private void publish(SubscriptionState state, int count) {
+    for (int i = 0; i < count; i++) {
+      publish(state, "m" + i, "");
+    }
+  }
+
+  @Test
+  void messagesAreDealtInTurnToTheStreamHoldingTheFewest() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    PullStream a = stream(state, 0, T0);
+    PullStream b = stream(state, 0, T0);
+    PullStream c = stream(state, 0, T0);
+    publish(state, 7);
+
+    List<ReceivedMessage> dealt = deal(state, T0);
+
+    assertThat(dealt).hasSize(7);
+    assertThat(holdings(a, b, c)).containsExactly(3, 2, 2);
+    // The next one goes to a stream holding two, the one served longest ago: b.
+    publish(state, "m7", "");
+    deal(state, T0);
+    assertThat(holdings(a, b, c)).containsExactly(3, 3, 2);
+  }
+
+  @Test
+  void aStreamIsNeverDealtMoreThanItsWindowAndTheOthersShareTheRest() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    PullStream small = stream(state, 2, T0);
+    PullStream a = stream(state, 1000, T0);
+    PullStream b = stream(state, 0, T0);
+    publish(state, 12);
+
+    deal(state, T0);
+
+    assertThat(holdings(small, a, b)).containsExactly(2, 5, 5);
+  }
+
+  @Test
+  void aNewStreamRampsUpWithTimeAndWithItsAcks() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    PullStream alone = stream(state, 1000, T0);
+    publish(state, 600);
+
+    List<ReceivedMessage> first = deal(state, T0);
+    assertThat(first).as("at once").hasSize((int) PullStream.RAMP_START);
+
+    state.ack(first.get(0).getAckId());
+    state.ack(first.get(1).getAckId());
+    assertThat(deal(state, T0)).as("two acked: two to replace them, two more allowed").hasSize(4);
+
+    assertThat(deal(state, T0.plusMillis(500)))
+        .as("half a second later")
+        .hasSize((int) PullStream.RAMP_PER_SECOND / 2);
+    deal(state, T0.plusSeconds(10));
+    assertThat(alone.outstanding).as("never past its window").hasSize(598);
+  }
+
+  @Test
+  void aStreamThatOpensLaterCatchesUpWithWhatTheOthersHold() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    PullStream a = stream(state, 0, T0);
+    PullStream b = stream(state, 0, T0);
+    publish(state, 600);
+    deal(state, T0.plusSeconds(1));
+    assertThat(holdings(a, b)).containsExactly(210, 210);
+
+    PullStream late = stream(state, 0, T0.plusSeconds(1));
+    deal(state, T0.plusSeconds(1));
+    assertThat(holdings(a, b, late))
+        .as("at once, as much as the others")
+        .containsExactly(210, 210, 180);
+  }
+
+  @Test
+  void outstandingMessagesStayWhereTheyAreAndWhatComesBackGoesToTheStreamHoldingTheFewest() {
+    SubscriptionState state = state(Subscription.newBuilder());
+    PullStream a = stream(state, 0, T0);
+    publish(state, 6);
+    List<ReceivedMessage> heldByA = deal(state, T0);
+    PullStream b = stream(state, 0, T0);
+
+    assertThat(deal(state, T0)).as("nothing is taken from a").isEmpty();
+    state.modifyDeadline(heldByA.get(0).getAckId(), 0, T0);
+    state.modifyDeadline(heldByA.get(1).getAckId(), 0, T0);
+    deal(state, T0);
+
+    assertThat(holdings(a, b)).containsExactly(4, 2);
+    assertThat(b.outstanding.values())
+        .extracting(m -> m.message.getData().toStringUtf8())
+        .containsExactlyInAnyOrder("m0", "m1");
+  }
+
+  @Test
+  void withOrderingAKeysRunStaysOnItsStreamWhileTheOtherKeysAreSpread() {
+    SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
+    PullStream a = stream(state, 0, T0);
+    PullStream b = stream(state, 0, T0);
+    for (int i = 0; i < 4; i++) {
+      publish(state, "k" + i, "k");
+    }
+    publish(state, "x0", "x");
+
+    deal(state, T0);
+
+    assertThat(a.outstanding.values())
+        .extracting(m -> m.message.getData().toStringUtf8())
+        .as("the whole run of k on the stream that took its first message")
+        .containsExactlyInAnyOrder("k0", "k1", "k2", "k3");
+    assertThat(b.outstanding.values())
+        .extracting(m -> m.message.getData().toStringUtf8())
+        .containsExactly("x0");
   }
 
   private static List<ReceivedMessage> deliverAll(SubscriptionState state, Instant now) {

@@ -47,9 +47,9 @@ class SharedStoreEndToEndTest {
         SubscriptionSpec.newBuilder()
             .setRetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(2))
             .build();
-    // On Google's emulator: the embedded server hands a subscription's messages to its first open
-    // stream while that stream has room, where Pub/Sub spreads them over the open streams, so on
-    // it one of the two instances would get nothing and the test would not test sharing.
+    // On Google's emulator, so that sharing one subscription is checked against it too; the
+    // embedded server's spreading over streams has its own tests (PubSubScenarios in
+    // pubsub-embedded, FairShareEndToEndTest).
     try (WorkerHarness h = new WorkerHarness(TestPubSub.googleEmulator(), spec)) {
       String store = redisStore();
       String settings = "key = \"template:orders:{id}\"\nexecutor-threads = 4";

@@ -18,12 +18,15 @@ import org.slf4j.LoggerFactory;
  * slow-effect} writes one row per run into {@code table} through the transaction of a {@code
  * transactional} subscription, logs {@code "effect written for ID, holding the transaction"} and
  * then holds that transaction open for {@code work-time} before returning, so the row and DONE
- * commit together only after that. A process killed meanwhile leaves neither behind.
+ * commit together only after that. A process killed meanwhile leaves neither behind. A message that
+ * carries the attribute {@code hold-attribute} (when that is set) holds it for {@code hold-time}
+ * instead, so one process can hold some messages until it is killed and process others.
  *
  * <p>Not on the test class path's plugin list: a test adds it to a worker process with {@link
  * dev.pubsubworker.runtime.testing.CliProcess#withPlugin} and {@link #REFERENCE}. Settings: {@code
  * table}, a plain SQL identifier with columns {@code id text, fence bigint, pid bigint}; {@code
- * work-time}, a duration.
+ * work-time}, a duration; {@code hold-attribute}, an attribute name or empty; {@code hold-time}, a
+ * duration.
  */
 public final class SlowEffectPlugin implements WorkerPlugin {
 
@@ -41,6 +44,9 @@ public final class SlowEffectPlugin implements WorkerPlugin {
         table = slow_effects
         # How long each run holds its transaction open after writing the row.
         work-time = 1s
+        # Runs of messages with this attribute hold it for hold-time instead (empty: none).
+        hold-attribute = ""
+        hold-time = 10m
       }
       """;
 
@@ -56,7 +62,11 @@ public final class SlowEffectPlugin implements WorkerPlugin {
       throw new IllegalArgumentException("table must be a plain SQL identifier, but was " + table);
     }
     Duration workTime = config.getDuration("work-time");
-    return binder -> Handlers.bind(binder, HANDLER).toInstance(new SlowEffect(table, workTime));
+    String holdAttribute = config.getString("hold-attribute");
+    Duration holdTime = config.getDuration("hold-time");
+    return binder ->
+        Handlers.bind(binder, HANDLER)
+            .toInstance(new SlowEffect(table, workTime, holdAttribute, holdTime));
   }
 
   private static final class SlowEffect implements MessageHandler {
@@ -65,10 +75,14 @@ public final class SlowEffectPlugin implements WorkerPlugin {
 
     private final String insert;
     private final Duration workTime;
+    private final String holdAttribute;
+    private final Duration holdTime;
 
-    SlowEffect(String table, Duration workTime) {
+    SlowEffect(String table, Duration workTime, String holdAttribute, Duration holdTime) {
       this.insert = "INSERT INTO " + table + " (id, fence, pid) VALUES (?, ?, ?)";
       this.workTime = workTime;
+      this.holdAttribute = holdAttribute;
+      this.holdTime = holdTime;
     }
 
     @Override
@@ -85,8 +99,9 @@ public final class SlowEffectPlugin implements WorkerPlugin {
         s.executeUpdate();
       }
       log.info("effect written for {}, holding the transaction", id);
+      boolean hold = !holdAttribute.isEmpty() && message.attribute(holdAttribute).isPresent();
       // The slow part of the work: the transaction stays open, so a kill now rolls the row back.
-      Thread.sleep(workTime.toMillis());
+      Thread.sleep((hold ? holdTime : workTime).toMillis());
       context.checkLease();
     }
   }

@@ -36,6 +36,7 @@ public final class TestPubSub {
     }
   }
 
+  private static EmbeddedPubSub server;
   private static PubSubEmulator embedded;
 
   private TestPubSub() {}
@@ -43,10 +44,19 @@ public final class TestPubSub {
   /** The embedded server of this test JVM, started on first use and stopped at JVM exit. */
   public static synchronized PubSubEmulator embedded() {
     if (embedded == null) {
-      EmbeddedPubSub server = EmbeddedPubSub.start();
+      server = EmbeddedPubSub.start();
       embedded = PubSubEmulator.inProcess(server.hostPort(), server);
     }
     return embedded;
+  }
+
+  /**
+   * The server behind {@link #embedded()} itself, for what only it can tell or do (open streams,
+   * fault injection, its clock).
+   */
+  public static synchronized EmbeddedPubSub embeddedServer() {
+    embedded();
+    return server;
   }
 
   /** Google's Pub/Sub emulator, from {@link TestServices#pubsub()}. */
