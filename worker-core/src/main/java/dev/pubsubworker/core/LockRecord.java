@@ -195,13 +195,23 @@ public record LockRecord(
     }
   }
 
-  /** A stored value for a problem's text: quoted, controls escaped, cut after a few characters. */
+  /**
+   * A stored value for a problem's text: quoted; controls, separators, bidi overrides, quotes and
+   * surrogates escaped (so that a log line stays one line that reads as written); cut after a few
+   * characters.
+   */
   private static String quote(String value) {
     StringBuilder sb = new StringBuilder("'");
     int n = Math.min(value.length(), QUOTED_CHARS);
     for (int i = 0; i < n; i++) {
       char c = value.charAt(i);
-      if (c < 0x20 || c == 0x7f || c == '\'' || c == '\\' || Character.isSurrogate(c)) {
+      if (c < 0x20
+          || (c >= 0x7f && c <= 0x9f)
+          || (c >= 0x2028 && c <= 0x202e)
+          || (c >= 0x2066 && c <= 0x2069)
+          || c == '\''
+          || c == '\\'
+          || Character.isSurrogate(c)) {
         sb.append(String.format("\\u%04x", (int) c));
       } else {
         sb.append(c);
