@@ -11,6 +11,7 @@ import dev.pubsubworker.core.CallOptions;
 import dev.pubsubworker.core.FingerprintMismatchException;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.InvalidLockKeyException;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockResult;
@@ -834,6 +835,10 @@ final class GuardedDispatcher {
    * stack trace and the count of failures held back since; the others at DEBUG.
    */
   private void storeFailed(InboundMessage message, LockBackendException e) {
+    if (e instanceof InvalidLockRecordException unreadable) {
+      unreadableRecord(message, unreadable);
+      return;
+    }
     Throwable cause = e.getCause() == null ? e : e.getCause();
     RepeatLimiter.Decision d = repeats.check("store-failed:" + cause.getClass().getName());
     if (d.write()) {
@@ -851,6 +856,33 @@ final class GuardedDispatcher {
           attempt(message),
           e.getMessage(),
           e);
+    }
+  }
+
+  /**
+   * The key's record is one the lock store's backend cannot read: nothing was claimed and the
+   * handler did not run; every delivery of the key fails so until an operator removes the record.
+   * Nacked, with one ERROR per {@link #REPEAT_INTERVAL} that says how (the others at DEBUG).
+   */
+  private void unreadableRecord(InboundMessage message, InvalidLockRecordException e) {
+    RepeatLimiter.Decision d = repeats.check("unreadable-record");
+    String key = keyLogFormat.apply(e.key());
+    if (d.write()) {
+      log.error(
+          "the lock store holds a record for key {} that cannot be read ({}); message {} (attempt"
+              + " {}) nacked, its handler not run. The key stays blocked until the record is"
+              + " removed: see it with `inspect KEY`, remove it with `forget KEY`{}",
+          key,
+          e.problem(),
+          message.messageId(),
+          attempt(message),
+          d.suppressedNote());
+    } else {
+      log.debug(
+          "unreadable lock record for key {} ({}); message {} nacked",
+          key,
+          e.problem(),
+          message.messageId());
     }
   }
 
