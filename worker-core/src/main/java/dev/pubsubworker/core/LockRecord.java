@@ -69,7 +69,7 @@ public record LockRecord(
     requireTime(LEASE_EXPIRY, leaseExpiry);
     requireTime(EXPIRES_AT, expiresAt);
     if (claimToken != null) {
-      requireToken(claimToken);
+      ClaimTokens.requireValid(claimToken);
     }
   }
 
@@ -171,27 +171,6 @@ public record LockRecord(
               + " is outside 0.."
               + LockBackend.MAX_EPOCH_MILLIS
               + " epoch milliseconds");
-    }
-  }
-
-  private static void requireToken(String token) {
-    if (token.isEmpty() || token.length() > ClaimRequest.MAX_TOKEN_LENGTH) {
-      throw new IllegalArgumentException(
-          "claimToken has "
-              + token.length()
-              + " characters; a claim token has 1 to "
-              + ClaimRequest.MAX_TOKEN_LENGTH);
-    }
-    for (int i = 0; i < token.length(); i++) {
-      char c = token.charAt(i);
-      if (c < 0x21 || c > 0x7e) {
-        throw new IllegalArgumentException(
-            "claimToken has U+"
-                + String.format("%04X", (int) c)
-                + " at index "
-                + i
-                + "; a claim token is printable ASCII without spaces");
-      }
     }
   }
 

@@ -136,14 +136,13 @@ class LockRecordParseTest {
   @Test
   void malformed_claim_tokens_are_unreadable() {
     assertProblem(
-        with(m -> m.put("claimToken", "")),
-        "claimToken has 0 characters; a claim token has 1 to 128");
+        with(m -> m.put("claimToken", "")), "claimToken must be 1 to 128 characters, but was 0");
     assertProblem(
         with(m -> m.put("claimToken", "t".repeat(129))),
-        "claimToken has 129 characters; a claim token has 1 to 128");
+        "claimToken must be 1 to 128 characters, but was 129");
     assertProblem(
         with(m -> m.put("claimToken", "a b")),
-        "claimToken has U+0020 at index 1; a claim token is printable ASCII without spaces");
+        "claimToken must be printable ASCII without spaces, but has U+0020 at index 1");
   }
 
   @Test
@@ -172,7 +171,7 @@ class LockRecordParseTest {
                     "k", LockState.DONE, 1, Instant.ofEpochMilli(-1), t, null, null, NOW))
         .hasMessageContaining("leaseExpiry 1969-12-31T23:59:59.999Z is outside 0..");
     assertThatThrownBy(() -> new LockRecord("k", LockState.DONE, 1, t, t, "a b", null, NOW))
-        .hasMessageContaining("claimToken has U+0020");
+        .hasMessageContaining("claimToken must be printable ASCII without spaces, but has U+0020");
     assertThatThrownBy(() -> new Claim("k", LockBackend.MAX_FENCE + 1, Instant.EPOCH, "t"))
         .hasMessage("fence must be 1..9007199254740991, but was 9007199254740992");
   }
