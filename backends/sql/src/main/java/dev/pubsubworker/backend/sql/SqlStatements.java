@@ -169,6 +169,17 @@ final class SqlStatements {
         LEFT JOIN cur ON cur.lock_key = q.k
       """;
 
+  /**
+   * {@code {valid}} or {@code {valid:alias}}: true for a row the backend can read (the rules of
+   * {@link dev.pubsubworker.core.LockRecord#parse}), false or NULL otherwise. Every write requires
+   * it, so no statement answers for, or writes over, an unreadable row; whoever reads such a row
+   * reads it strictly and reports it.
+   */
+  private static final Pattern VALID = Pattern.compile("\\{valid(?::([a-z]+))?}");
+
+  /** A claim token: 1 to 128 printable ASCII characters ({@code !} to {@code ~}). */
+  private static final String TOKEN_REGEX = "^[!-~]{1,128}$";
+
   /** The most entries a batch statement is built for; {@link SqlLockBackend#MAX_BATCH_SIZE}. */
   static final int MAX_BATCH = 64;
 
@@ -455,14 +466,6 @@ final class SqlStatements {
             .strip());
   }
 
-  /**
-   * {@code {valid}} or {@code {valid:alias}}: true for a row the backend can read (the rules of
-   * {@link dev.pubsubworker.core.LockRecord#parse}), false or NULL otherwise. Every write requires
-   * it, so no statement answers for, or writes over, an unreadable row; whoever reads such a row
-   * reads it strictly and reports it.
-   */
-  private static final Pattern VALID = Pattern.compile("\\{valid(?::([a-z]+))?}");
-
   /** The row test of {@link #VALID} in this dialect, on columns qualified by {@code alias}. */
   private String valid(String alias) {
     String a = alias.isEmpty() ? "" : alias + ".";
@@ -502,8 +505,6 @@ final class SqlStatements {
         + "))";
   }
 
-  /** A claim token: 1 to 128 printable ASCII characters ({@code !} to {@code ~}). */
-  private static final String TOKEN_REGEX = "^[!-~]{1,128}$";
 
   /** The database clock in epoch milliseconds, plus the bound test offset. */
   private String now() {
