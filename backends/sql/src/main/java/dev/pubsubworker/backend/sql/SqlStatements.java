@@ -505,7 +505,6 @@ final class SqlStatements {
         + "))";
   }
 
-
   /** The database clock in epoch milliseconds, plus the bound test offset. */
   private String now() {
     return switch (dialect) {
