@@ -62,7 +62,8 @@ final class ClaimAttempts {
    * Claims, retrying store failures; reports each attempt and a won claim to the listeners.
    *
    * @throws LockBackendException the last failure once the retries are spent, or the current one if
-   *     the thread is interrupted (then no retry; the interrupt stays set)
+   *     the thread is interrupted (then no retry; the interrupt stays set) or the record is
+   *     unreadable ({@link InvalidLockRecordException}, never retried)
    */
   ClaimResult claim(ClaimRequest request) {
     for (int attempt = 0; ; attempt++) {
@@ -76,7 +77,10 @@ final class ClaimAttempts {
         return result;
       } catch (LockBackendException e) {
         events.backendCall(GuardListener.Verb.CLAIM, started, false);
-        if (attempt >= retries || Thread.currentThread().isInterrupted()) {
+        // An unreadable record stays unreadable: retrying would only delay the caller.
+        if (attempt >= retries
+            || e instanceof InvalidLockRecordException
+            || Thread.currentThread().isInterrupted()) {
           throw e;
         }
         log.debug(

@@ -45,23 +45,7 @@ public record ClaimRequest(
     DurationChecks.requireAtLeastOneMilli("lease", lease);
     DurationChecks.requireAtLeastOneMilli("ttl", ttl);
     Objects.requireNonNull(claimToken, "claimToken");
-    if (claimToken.isEmpty() || claimToken.length() > MAX_TOKEN_LENGTH) {
-      throw new IllegalArgumentException(
-          "claimToken must be 1 to "
-              + MAX_TOKEN_LENGTH
-              + " characters, but was "
-              + claimToken.length());
-    }
-    for (int i = 0; i < claimToken.length(); i++) {
-      char c = claimToken.charAt(i);
-      if (c < 0x21 || c > 0x7e) {
-        throw new IllegalArgumentException(
-            "claimToken must be printable ASCII without spaces, but has U+"
-                + String.format("%04X", (int) c)
-                + " at index "
-                + i);
-      }
-    }
+    ClaimTokens.requireValid(claimToken);
     if (fingerprint != null && fingerprint.length() > MAX_FINGERPRINT_LENGTH) {
       throw new IllegalArgumentException(
           "fingerprint must be at most "

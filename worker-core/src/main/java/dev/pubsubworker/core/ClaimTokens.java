@@ -30,6 +30,32 @@ final class ClaimTokens {
     return PREFIX + Long.toString(COUNTER.incrementAndGet(), 36);
   }
 
+  /**
+   * Checks a claim token's form: 1 to {@link ClaimRequest#MAX_TOKEN_LENGTH} printable ASCII
+   * characters without spaces. The one rule for a request's token and a stored one.
+   *
+   * @throws IllegalArgumentException naming the length or the first bad character
+   */
+  static void requireValid(String token) {
+    if (token.isEmpty() || token.length() > ClaimRequest.MAX_TOKEN_LENGTH) {
+      throw new IllegalArgumentException(
+          "claimToken must be 1 to "
+              + ClaimRequest.MAX_TOKEN_LENGTH
+              + " characters, but was "
+              + token.length());
+    }
+    for (int i = 0; i < token.length(); i++) {
+      char c = token.charAt(i);
+      if (c < 0x21 || c > 0x7e) {
+        throw new IllegalArgumentException(
+            "claimToken must be printable ASCII without spaces, but has U+"
+                + String.format("%04X", (int) c)
+                + " at index "
+                + i);
+      }
+    }
+  }
+
   private static String newPrefix() {
     byte[] bytes = new byte[16];
     new SecureRandom().nextBytes(bytes);

@@ -39,7 +39,9 @@ import org.jspecify.annotations.Nullable;
  *       run at once.
  *   <li>A store failure before the work runs propagates as {@link LockBackendException} (after up
  *       to {@link Builder#claimRetries} retries of the claim with the same claim token, which are
- *       safe). A bad key is an {@link IllegalArgumentException} before any I/O.
+ *       safe). A bad key is an {@link IllegalArgumentException} before any I/O. A key whose record
+ *       the backend cannot read is an {@link InvalidLockRecordException}, at once (not retried):
+ *       the work does not run, and the key stays so until an operator forgets its record.
  * </ul>
  *
  * <h2>Error policy</h2>
@@ -224,7 +226,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @throws FingerprintMismatchException if the stored fingerprint differs and the policy is {@link
    *     FingerprintPolicy#REJECT}
    * @throws LockBackendException if the store failed before the work ran (or, in transactional
-   *     mode, before the transaction committed)
+   *     mode, before the transaction committed); an {@link InvalidLockRecordException} if the key's
+   *     record is unreadable (the work did not run)
    * @throws InvalidLockKeyException if the key is invalid for the backend; nothing was claimed
    * @throws IllegalArgumentException if transactional mode is asked of a backend without it
    * @throws E if the work threw; the claim was released first
@@ -262,7 +265,8 @@ public final class IdempotencyGuard implements AutoCloseable {
    * @return what the work returned
    * @throws KeyInProgressException if another live claim holds the key, or {@code lock} completed
    *     it (DONE)
-   * @throws LockBackendException if the store failed before the work ran
+   * @throws LockBackendException if the store failed before the work ran; an {@link
+   *     InvalidLockRecordException} if the key's record is unreadable (the work did not run)
    * @throws InvalidLockKeyException if the key is invalid for the backend; nothing was claimed
    * @throws E if the work threw; the claim was released first
    */

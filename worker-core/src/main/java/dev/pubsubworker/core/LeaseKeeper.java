@@ -183,9 +183,15 @@ final class LeaseKeeper {
     Instant sentAt = clock.instant();
     long started = System.nanoTime();
     boolean extended;
+    InvalidLockRecordException unreadable = null;
     try {
       extended = backend.extend(claim, lease);
       events.backendCall(GuardListener.Verb.EXTEND, started, true);
+    } catch (InvalidLockRecordException e) {
+      // The record was replaced by one the backend cannot read: this claim no longer holds it.
+      events.backendCall(GuardListener.Verb.EXTEND, started, false);
+      unreadable = e;
+      extended = false;
     } catch (RuntimeException e) {
       events.backendCall(GuardListener.Verb.EXTEND, started, false);
       onExtendFailed(e);
@@ -209,10 +215,19 @@ final class LeaseKeeper {
       sweep.sweepBy(Objects.requireNonNull(next, "next"));
       events.leaseExtended(claim.key(), claim.fence());
     } else {
-      log.warn(
-          "lease lost for key {} (fence {}): another claim took the key while the work ran",
-          keyForLogs,
-          claim.fence());
+      if (unreadable != null) {
+        log.warn(
+            "lease lost for key {} (fence {}): its record was replaced by one the store's backend"
+                + " cannot read ({})",
+            keyForLogs,
+            claim.fence(),
+            unreadable.problem());
+      } else {
+        log.warn(
+            "lease lost for key {} (fence {}): another claim took the key while the work ran",
+            keyForLogs,
+            claim.fence());
+      }
       events.leaseLost(claim.key(), claim.fence(), GuardListener.LeaseLoss.FENCE_STALE);
     }
   }

@@ -23,35 +23,62 @@ import java.time.Duration;
  *   <tr><td>CLAIMED</td><td>claim</td><td>now &lt; leaseExpiry</td><td>CLAIMED</td>
  *       <td>HeldByOther</td><td>same</td></tr>
  *   <tr><td>CLAIMED</td><td>claim</td><td>now ≥ leaseExpiry</td><td>CLAIMED</td><td>Won</td>
- *       <td>+1</td></tr>
+ *       <td>+1 (from MAX_FENCE: 1)</td></tr>
  *   <tr><td>CLAIMED</td><td>extend</td><td>fence matches</td><td>leaseExpiry = now + lease</td>
  *       <td>true</td><td>same</td></tr>
  *   <tr><td>CLAIMED</td><td>complete</td><td>fence matches (no lease check)</td>
  *       <td>DONE, expiresAt = now + ttl</td><td>true</td><td>same</td></tr>
  *   <tr><td>CLAIMED</td><td>release</td><td>fence matches</td>
- *       <td>CLAIMED, leaseExpiry = now, claim token cleared</td><td>—</td><td>+1</td></tr>
+ *       <td>CLAIMED, leaseExpiry = now, claim token cleared</td><td>—</td>
+ *       <td>+1 (from MAX_FENCE: 1)</td></tr>
  *   <tr><td>CLAIMED</td><td>complete / release / extend</td><td>fence stale</td><td>unchanged</td>
  *       <td>false / — / false</td><td>same</td></tr>
  *   <tr><td>DONE</td><td>claim</td><td>now &lt; expiresAt</td><td>DONE</td><td>AlreadyDone</td>
  *       <td>same</td></tr>
  *   <tr><td>DONE</td><td>claim</td><td>now ≥ expiresAt</td><td>CLAIMED</td><td>Won</td>
- *       <td>+1</td></tr>
+ *       <td>+1 (from MAX_FENCE: 1)</td></tr>
  *   <tr><td>DONE</td><td>complete / release / extend</td><td>any</td><td>DONE</td>
  *       <td>true / — / false</td><td>same</td></tr>
  *   <tr><td>absent</td><td>complete / release / extend</td><td>—</td><td>absent</td>
  *       <td>false / — / false</td><td>—</td></tr>
  * </table>
  *
- * <p>Invariants: the fence only rises while a record exists; release never deletes (deleting would
- * reset the fence: ABA); a record is physically removed only after {@code expiresAt}; of N
- * concurrent claims on an absent or reclaimable key exactly one wins.
+ * <p>Invariants: the fence only rises while a record exists (up to {@link #MAX_FENCE}, see below);
+ * release never deletes (deleting would reset the fence: ABA); a record is physically removed only
+ * after {@code expiresAt}; of N concurrent claims on an absent or reclaimable key exactly one wins.
+ *
+ * <h2>The top of the fence range</h2>
+ *
+ * Fences run from 1 to {@link #MAX_FENCE} (2<sup>53</sup> − 1, the largest integer every store
+ * computes exactly: Redis scripts count in IEEE doubles). A reclaim or release of a record whose
+ * fence is {@code MAX_FENCE} does not overflow: the new fence is 1, as after a {@link
+ * LockAdmin#forget}. The key stays usable, and a holder of fence {@code MAX_FENCE} is refused like
+ * any stale one, since its fence no longer matches. Counting a million claims a second, a key needs
+ * 285 years to get there, so in practice only a record written by something else does.
+ *
+ * <h2>Reading strictly</h2>
+ *
+ * A stored record is readable when it has {@code state} exactly {@code CLAIMED} or {@code DONE}
+ * (case and spaces matter), a {@code fence} from 1 to {@link #MAX_FENCE}, {@code leaseExpiry} and
+ * {@code expiresAt} from 0 to {@link #MAX_EPOCH_MILLIS} epoch milliseconds (each an integer, where
+ * the store keeps them as text: plain decimal digits), and a {@code claimToken} that is absent or 1
+ * to {@value ClaimRequest#MAX_TOKEN_LENGTH} printable ASCII characters; {@link LockRecord#parse}
+ * applies these rules. Every verb, and every entry of a {@link BatchLockBackend} batch, that finds
+ * a record that is not readable throws {@link InvalidLockRecordException} for that key and changes
+ * nothing: it never answers Won, AlreadyDone, HeldByOther, {@code true} or {@code false} for it,
+ * also not once the record's {@code expiresAt} (if readable) has passed, and it never writes over
+ * it. Other keys, batch-mates included, are decided as if it were not there. {@link
+ * LockAdmin#inspect} shows such a record as stored and {@link LockAdmin#forget} removes it; {@link
+ * LockAdmin#purgeExpired} removes it once its {@code expiresAt} is a time that has passed. A
+ * backend never writes an unreadable record itself.
  *
  * <h2>Errors</h2>
  *
  * Every verb validates its key first ({@link #validateKey}), before any I/O, and throws {@link
  * IllegalArgumentException} for a bad one. A store failure (unreachable, timeout, a transaction
  * that could not commit after the backend's bounded retries) is a {@link LockBackendException}
- * carrying the cause; it is never reported as {@link ClaimResult.HeldByOther} or {@code false}.
+ * carrying the cause; it is never reported as {@link ClaimResult.HeldByOther} or {@code false}. A
+ * record the backend cannot read is an {@link InvalidLockRecordException} (see above).
  *
  * <p>Implementations are thread-safe: one instance serves every concurrent handler of a process.
  */
@@ -61,11 +88,24 @@ public interface LockBackend extends AutoCloseable {
   int MIN_SUPPORTED_KEY_BYTES = 1024;
 
   /**
+   * The highest fence a record can have: 2<sup>53</sup> − 1 = {@value}. A reclaim or release at
+   * this fence gives fence 1 (see the class documentation); a stored fence above it is unreadable.
+   */
+  long MAX_FENCE = (1L << 53) - 1;
+
+  /**
+   * The latest time a stored record can name, in epoch milliseconds: 2<sup>53</sup> − 1 = {@value}
+   * (in the year 287,396). A stored time after it, or before the epoch, is unreadable.
+   */
+  long MAX_EPOCH_MILLIS = (1L << 53) - 1;
+
+  /**
    * Claims the key: creates the record, reclaims a lapsed one, re-affirms the caller's own claim
    * (same claim token), or reports who has it.
    *
    * @return Won, AlreadyDone or HeldByOther, decided atomically in the store
    * @throws IllegalArgumentException if the key is invalid for this backend (before any I/O)
+   * @throws InvalidLockRecordException if the key's record is unreadable; nothing was written
    * @throws LockBackendException if the store failed; the claim may or may not have been written,
    *     which is why a retry with the same claim token is safe
    */
@@ -87,15 +127,17 @@ public interface LockBackend extends AutoCloseable {
    * @param ttl the duplicate-suppression window, at least one millisecond
    * @return true if the record is now DONE under this claim or was already DONE; false if the fence
    *     is stale (reclaimed or released) or the record is gone
+   * @throws InvalidLockRecordException if the key's record is unreadable; nothing was written
    * @throws LockBackendException if the store failed; the outcome is then unknown
    */
   boolean complete(Claim claim, Duration ttl);
 
   /**
    * Gives the key up: sets the lease to now and raises the fence, so the key is reclaimable at once
-   * and this claim can never complete. No-op if the fence is stale, the record is DONE, or absent.
-   * Never deletes.
+   * and this claim can never complete (from {@link #MAX_FENCE} the fence goes to 1). No-op if the
+   * fence is stale, the record is DONE, or absent. Never deletes.
    *
+   * @throws InvalidLockRecordException if the key's record is unreadable; nothing was written
    * @throws LockBackendException if the store failed
    */
   void release(Claim claim);
@@ -105,6 +147,7 @@ public interface LockBackend extends AutoCloseable {
    * claim's fence still matches and the record is CLAIMED.
    *
    * @return true if renewed; false if the fence is stale, or the record is DONE or absent
+   * @throws InvalidLockRecordException if the key's record is unreadable; nothing was written
    * @throws LockBackendException if the store failed
    */
   boolean extend(Claim claim, Duration lease);

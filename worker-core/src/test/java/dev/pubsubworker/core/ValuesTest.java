@@ -43,7 +43,7 @@ class ValuesTest {
   @Test
   void claim_rejects_a_fence_below_one() {
     assertThatThrownBy(() -> new Claim("k", 0, Instant.EPOCH, "t"))
-        .hasMessage("fence must be >= 1, but was 0");
+        .hasMessage("fence must be 1..9007199254740991, but was 0");
   }
 
   @Test

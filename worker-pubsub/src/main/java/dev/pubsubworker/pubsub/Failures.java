@@ -2,6 +2,7 @@ package dev.pubsubworker.pubsub;
 
 import com.google.cloud.pubsub.v1.AckResponse;
 import dev.pubsubworker.api.InboundMessage;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LockBackendException;
 import java.time.Instant;
@@ -119,6 +120,10 @@ final class Failures {
    * since; the others at DEBUG.
    */
   Outcome storeFailed(InboundMessage message, LockBackendException e) {
+    if (e instanceof InvalidLockRecordException unreadable) {
+      unreadableRecord(message, unreadable);
+      return Outcome.STORE_FAILED;
+    }
     Throwable cause = e.getCause() == null ? e : e.getCause();
     RepeatLimiter.Decision r = repeats.check("store-failed:" + cause.getClass().getName());
     if (r.write()) {
@@ -138,6 +143,34 @@ final class Failures {
           e);
     }
     return Outcome.STORE_FAILED;
+  }
+
+  /**
+   * The key's record is one the lock store's backend cannot read: nothing was claimed and the
+   * handler did not run; every delivery of the key fails so until an operator removes the record.
+   * One ERROR per interval says how (the others at DEBUG).
+   */
+  private void unreadableRecord(InboundMessage message, InvalidLockRecordException e) {
+    RepeatLimiter.Decision r = repeats.check("unreadable-record");
+    String key = keyLogFormat.apply(e.key());
+    if (r.write()) {
+      log.error(
+          "the lock store holds a record for key {} that cannot be read ({}); message {} (attempt"
+              + " {}) nacked, its handler not run. The key stays blocked until the record is"
+              + " removed: see it with `inspect KEY`, remove it with `forget KEY` (LockAdmin's"
+              + " inspect and forget){}",
+          key,
+          e.problem(),
+          message.messageId(),
+          InboundMessages.attemptText(message),
+          r.suppressedNote());
+    } else {
+      log.debug(
+          "unreadable lock record for key {} ({}); message {} nacked",
+          key,
+          e.problem(),
+          message.messageId());
+    }
   }
 
   /**

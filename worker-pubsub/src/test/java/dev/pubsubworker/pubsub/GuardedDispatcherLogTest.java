@@ -13,12 +13,14 @@ import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.testkit.ManualTime;
 import java.net.ConnectException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -69,6 +71,36 @@ class GuardedDispatcherLogTest {
     dispatch(receiver, message(1000, "order_id", "po-1000"));
     assertThat(warnings()).hasSize(2);
     assertThat(warnings().get(1).getFormattedMessage())
+        .contains("(999 similar line(s) suppressed since the last one)");
+  }
+
+  @Test
+  void
+      deliveries_whose_record_is_unreadable_are_nacked_with_one_error_per_interval_saying_what_to_do() {
+    GuardedReceiver receiver = receiver(MessageKey.messageId(), new UnreadableStore());
+    for (int i = 0; i < 1000; i++) {
+      dispatch(receiver, message(i, "order_id", "po-" + i));
+    }
+    assertThat(nacks).hasValue(1000);
+    assertThat(handled).hasValue(0);
+    assertThat(warnings())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.ERROR);
+              assertThat(e.getFormattedMessage())
+                  .startsWith(
+                      "the lock store holds a record for key orders:m-0 that cannot be read (state"
+                          + " 'X' is neither CLAIMED nor DONE); message m-0 (attempt unknown (no"
+                          + " dead-letter policy)) nacked, its handler not run.")
+                  .contains("see it with `inspect KEY`, remove it with `forget KEY`");
+              assertThat(e.getThrowableProxy()).as("no stack trace: nothing failed").isNull();
+            });
+    time.advance(GuardedReceiver.REPEAT_INTERVAL);
+    dispatch(receiver, message(1000, "order_id", "po-1000"));
+    assertThat(warnings()).hasSize(2);
+    assertThat(warnings().get(1).getFormattedMessage())
+        .contains("key orders:m-1000")
         .contains("(999 similar line(s) suppressed since the last one)");
   }
 
@@ -152,6 +184,37 @@ class GuardedDispatcherLogTest {
 
   private static PubsubMessage message(int n, String attribute, String value) {
     return Replies.message("m-" + n, attribute, value);
+  }
+
+  /** A lock store whose every record is unreadable, as a backend reports one. */
+  private static final class UnreadableStore implements LockBackend {
+    private static InvalidLockRecordException unreadable(String verb, String key) {
+      return new InvalidLockRecordException(
+          verb + " failed on test store",
+          key,
+          "state 'X' is neither CLAIMED nor DONE",
+          Map.of("state", "X"));
+    }
+
+    @Override
+    public ClaimResult claim(ClaimRequest request) {
+      throw unreadable("claim", request.key());
+    }
+
+    @Override
+    public boolean complete(Claim claim, Duration ttl) {
+      throw unreadable("complete", claim.key());
+    }
+
+    @Override
+    public void release(Claim claim) {
+      throw unreadable("release", claim.key());
+    }
+
+    @Override
+    public boolean extend(Claim claim, Duration lease) {
+      throw unreadable("extend", claim.key());
+    }
   }
 
   /** A lock store that cannot be reached: every verb fails as a real backend's would. */

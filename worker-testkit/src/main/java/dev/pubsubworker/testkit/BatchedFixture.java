@@ -11,6 +11,7 @@ import dev.pubsubworker.core.LockBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
@@ -31,7 +32,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * }
  * }</pre>
  *
- * {@code extend}, {@code release}, key rules and the admin view go to the backend unchanged.
+ * {@code extend}, {@code release}, key rules, the admin view and {@link #writeRawRecord} go to the
+ * backend (and its fixture) unchanged.
  */
 public final class BatchedFixture implements BackendFixture {
 
@@ -82,6 +84,11 @@ public final class BatchedFixture implements BackendFixture {
   @Override
   public LockBackend secondInstance() {
     return batchedSecond;
+  }
+
+  @Override
+  public void writeRawRecord(String key, Map<String, String> fields) {
+    fixture.writeRawRecord(key, fields);
   }
 
   @Override

@@ -3,11 +3,13 @@ package dev.pubsubworker.testkit;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.Completion;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
@@ -16,7 +18,9 @@ import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
@@ -25,13 +29,19 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.LongFunction;
+import java.util.stream.Stream;
 import org.assertj.core.api.ThrowableAssert;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The contract every {@link LockBackend} passes: each row of the SPEC §3 transition table,
@@ -930,6 +940,325 @@ public abstract class LockBackendContract {
     void admin_forget_of_an_absent_key_is_false() {
       assertThat(admin().forget(newKey("never"))).isFalse();
     }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Records the backend cannot read, and the top of the fence range.
+  // ---------------------------------------------------------------------------------------------
+
+  /**
+   * One record the backend must refuse to read, as {@link BackendFixture#writeRawRecord} stores it.
+   *
+   * @param name what is wrong with it, as the test's display name shows it
+   * @param fields its fields, given the backend clock's current time in epoch milliseconds
+   */
+  public record UnreadableRecord(String name, LongFunction<Map<String, String>> fields) {
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /** The claim token every unreadable record of {@link #unreadableRecords()} carries. */
+  protected static final String RAW_TOKEN = "raw-token-1";
+
+  /** The fence every unreadable record of {@link #unreadableRecords()} with a valid one carries. */
+  protected static final long RAW_FENCE = 7;
+
+  /**
+   * The unreadable records every backend is tried with: unknown, empty and wrongly cased states,
+   * fences 0, negative, above {@link LockBackend#MAX_FENCE} up to 2<sup>63</sup> − 1 and not
+   * numeric, times out of range or not numeric, malformed claim tokens, and missing fields. Each
+   * starts from a record that would be live (a DONE record within its window, or a CLAIMED one
+   * whose lease has lapsed, which a lenient backend would silently take over) and breaks one field.
+   */
+  public static Stream<UnreadableRecord> unreadableRecords() {
+    return Stream.of(
+        done("unknown state 'X'", f -> f.put("state", "X")),
+        done("empty state", f -> f.put("state", "")),
+        done("state in lower case ('done')", f -> f.put("state", "done")),
+        lapsed("state in mixed case ('Claimed')", f -> f.put("state", "Claimed")),
+        done("state with a trailing space ('DONE ')", f -> f.put("state", "DONE ")),
+        done("no state", f -> f.remove("state")),
+        lapsed("fence 0", f -> f.put("fence", "0")),
+        lapsed("negative fence (-5)", f -> f.put("fence", "-5")),
+        expired(
+            "fence MAX_FENCE + 1", f -> f.put("fence", Long.toString(LockBackend.MAX_FENCE + 1))),
+        expired("fence 2^63 - 2", f -> f.put("fence", Long.toString(Long.MAX_VALUE - 1))),
+        lapsed("fence 2^63 - 1", f -> f.put("fence", Long.toString(Long.MAX_VALUE))),
+        lapsed("non-numeric fence ('abc')", f -> f.put("fence", "abc")),
+        lapsed("fence with a leading zero ('07')", f -> f.put("fence", "07")),
+        done("no fence", f -> f.remove("fence")),
+        lapsed("no leaseExpiry", f -> f.remove("leaseExpiry")),
+        lapsed("negative leaseExpiry (-1)", f -> f.put("leaseExpiry", "-1")),
+        done("non-numeric expiresAt ('soon')", f -> f.put("expiresAt", "soon")),
+        expired("no expiresAt", f -> f.remove("expiresAt")),
+        done(
+            "expiresAt after MAX_EPOCH_MILLIS",
+            f -> f.put("expiresAt", Long.toString(LockBackend.MAX_EPOCH_MILLIS + 1))),
+        lapsed("empty claimToken", f -> f.put("claimToken", "")),
+        lapsed("claimToken with a space", f -> f.put("claimToken", "raw token")),
+        new UnreadableRecord("nothing but a fingerprint", now -> Map.of("fingerprint", "sha:1")));
+  }
+
+  /** A DONE record within its window, with one field broken. */
+  private static UnreadableRecord done(String name, Consumer<Map<String, String>> breakIt) {
+    return raw(name, "DONE", -60_000, 3_600_000, breakIt);
+  }
+
+  /** A DONE record past its window, with one field broken. */
+  private static UnreadableRecord expired(String name, Consumer<Map<String, String>> breakIt) {
+    return raw(name, "DONE", -7_200_000, -3_600_000, breakIt);
+  }
+
+  /** A CLAIMED record whose lease has lapsed (reclaimable), with one field broken. */
+  private static UnreadableRecord lapsed(String name, Consumer<Map<String, String>> breakIt) {
+    return raw(name, "CLAIMED", -60_000, 3_600_000, breakIt);
+  }
+
+  private static UnreadableRecord raw(
+      String name,
+      String state,
+      long leaseFromNow,
+      long expiresFromNow,
+      Consumer<Map<String, String>> breakIt) {
+    return new UnreadableRecord(
+        name,
+        now -> {
+          Map<String, String> f = new LinkedHashMap<>();
+          f.put("state", state);
+          f.put("fence", Long.toString(RAW_FENCE));
+          f.put("leaseExpiry", Long.toString(now + leaseFromNow));
+          f.put("expiresAt", Long.toString(now + expiresFromNow));
+          f.put("claimToken", RAW_TOKEN);
+          breakIt.accept(f);
+          return f;
+        });
+  }
+
+  /** A readable record at {@code fence}, as {@link BackendFixture#writeRawRecord} stores it. */
+  private static Map<String, String> readable(
+      String state, long fence, long leaseExpiry, long expiresAt) {
+    Map<String, String> f = new LinkedHashMap<>();
+    f.put("state", state);
+    f.put("fence", Long.toString(fence));
+    f.put("leaseExpiry", Long.toString(leaseExpiry));
+    f.put("expiresAt", Long.toString(expiresAt));
+    f.put("claimToken", RAW_TOKEN);
+    return f;
+  }
+
+  @Nested
+  @DisplayName("Records the backend cannot read")
+  class UnreadableRecords {
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.pubsubworker.testkit.LockBackendContract#unreadableRecords")
+    @DisplayName(
+        "an unreadable record is a typed error for its key on every verb, changes nothing, and"
+            + " forget removes it")
+    void unreadable_record_is_a_typed_error_that_changes_nothing(UnreadableRecord junk) {
+      String key = newKey("unreadable");
+      Map<String, String> fields = junk.fields().apply(nowMillis());
+      writeRaw(key, fields);
+      Claim plausible =
+          new Claim(key, RAW_FENCE, java.time.Instant.ofEpochMilli(nowMillis()), RAW_TOKEN);
+
+      assertUnreadable(() -> claim(key), key);
+      assertUnreadable(
+          () -> backend().claim(new ClaimRequest(key, LEASE, RETENTION, RAW_TOKEN, null)), key);
+      assertUnreadable(() -> backend().complete(plausible, TTL), key);
+      assertUnreadable(() -> backend().extend(plausible, LEASE), key);
+      assertUnreadable(() -> backend().release(plausible), key);
+      assertStoredAsWritten(key, fields);
+
+      // Its windows passing changes nothing: it is never taken over silently.
+      advance(Duration.ofHours(3));
+      assertUnreadable(() -> claim(key), key);
+      AtomicInteger runs = new AtomicInteger();
+      try (IdempotencyGuard guard = guard()) {
+        assertUnreadable(() -> guard.lock(key, ctx -> runs.incrementAndGet()), key);
+        assertUnreadable(() -> guard.mutex(key, ctx -> runs.incrementAndGet()), key);
+      }
+      assertThat(runs).hasValue(0);
+      assertStoredAsWritten(key, fields);
+
+      assertThat(admin().forget(key)).isTrue();
+      assertThat(admin().inspect(key)).isEmpty();
+      assertThat(claimWon(key).fence()).isEqualTo(1);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.pubsubworker.testkit.LockBackendContract#unreadableRecords")
+    @DisplayName("a batch with an unreadable entry settles every other entry as if it were alone")
+    void batch_with_an_unreadable_entry_settles_its_batch_mates(UnreadableRecord junk) {
+      Assumptions.assumeTrue(
+          backend() instanceof BatchLockBackend, "the backend has no batch verbs");
+      BatchLockBackend batch = (BatchLockBackend) backend();
+      String junkKey = newKey("unreadable-batch");
+      String fresh = newKey("batch-fresh");
+      String done = newKey("batch-done");
+      String held = newKey("batch-held");
+      assertThat(backend().complete(claimWon(done), TTL)).isTrue();
+      Claim holder = claimWon(held);
+      Map<String, String> fields = junk.fields().apply(nowMillis());
+      writeRaw(junkKey, fields);
+
+      List<BatchLockBackend.BatchResult<ClaimResult>> claimed =
+          batch.claimAll(
+              List.of(
+                  new ClaimRequest(fresh, LEASE, RETENTION, newToken(), null),
+                  new ClaimRequest(junkKey, LEASE, RETENTION, newToken(), null),
+                  new ClaimRequest(done, LEASE, RETENTION, newToken(), null),
+                  new ClaimRequest(held, LEASE, RETENTION, newToken(), null)));
+
+      Claim freshClaim = won(claimed.get(0).get());
+      assertThat(freshClaim.fence()).isEqualTo(1);
+      assertUnreadable(() -> claimed.get(1).get(), junkKey);
+      assertThat(claimed.get(2).get()).isInstanceOf(ClaimResult.AlreadyDone.class);
+      assertThat(claimed.get(3).get()).isInstanceOf(ClaimResult.HeldByOther.class);
+
+      Claim onJunk =
+          new Claim(junkKey, RAW_FENCE, java.time.Instant.ofEpochMilli(nowMillis()), RAW_TOKEN);
+      List<BatchLockBackend.BatchResult<Boolean>> completed =
+          batch.completeAll(
+              List.of(
+                  new BatchLockBackend.CompleteRequest(freshClaim, TTL),
+                  new BatchLockBackend.CompleteRequest(onJunk, TTL),
+                  new BatchLockBackend.CompleteRequest(holder, TTL)));
+      assertThat(completed.get(0).get()).isTrue();
+      assertUnreadable(() -> completed.get(1).get(), junkKey);
+      assertThat(completed.get(2).get()).isTrue();
+      assertThat(record(fresh).state()).isEqualTo(LockState.DONE);
+      assertThat(record(held).state()).isEqualTo(LockState.DONE);
+      assertStoredAsWritten(junkKey, fields);
+      assertThat(admin().forget(junkKey)).isTrue();
+    }
+
+    @Test
+    @DisplayName("a DONE record at MAX_FENCE past its window is reclaimed at fence 1")
+    void done_record_at_max_fence_is_reclaimed_at_fence_1() {
+      String key = newKey("max-fence-done");
+      long now = nowMillis();
+      writeRaw(key, readable("DONE", LockBackend.MAX_FENCE, now - 7_200_000, now - 3_600_000));
+      assertThat(record(key).fence()).isEqualTo(LockBackend.MAX_FENCE);
+      Claim c = claimWon(key);
+      assertThat(c.fence()).isEqualTo(1);
+      assertThat(record(key).fence()).isEqualTo(1);
+      assertThat(backend().complete(c, TTL)).isTrue();
+      assertThat(claim(key)).isInstanceOf(ClaimResult.AlreadyDone.class);
+    }
+
+    @Test
+    @DisplayName(
+        "a lapsed claim at MAX_FENCE is reclaimed at fence 1, and its holder is fenced out")
+    void lapsed_claim_at_max_fence_is_reclaimed_at_fence_1() {
+      String key = newKey("max-fence-lapsed");
+      long now = nowMillis();
+      writeRaw(key, readable("CLAIMED", LockBackend.MAX_FENCE, now - 60_000, now + 3_600_000));
+      Claim zombie =
+          new Claim(
+              key, LockBackend.MAX_FENCE, java.time.Instant.ofEpochMilli(now - 60_000), RAW_TOKEN);
+      Claim c = claimWon(key);
+      assertThat(c.fence()).isEqualTo(1);
+      assertThat(backend().complete(zombie, TTL)).isFalse();
+      assertThat(backend().extend(zombie, LEASE)).isFalse();
+      backend().release(zombie);
+      assertThat(record(key).fence()).isEqualTo(1);
+      assertThat(backend().complete(c, TTL)).isTrue();
+    }
+
+    @Test
+    @DisplayName("release at MAX_FENCE gives fence 1: the key is free at once, the claim is spent")
+    void release_at_max_fence_gives_fence_1() {
+      String key = newKey("max-fence-release");
+      long now = nowMillis();
+      writeRaw(key, readable("CLAIMED", LockBackend.MAX_FENCE, now + 60_000, now + 3_600_000));
+      Claim held =
+          new Claim(
+              key, LockBackend.MAX_FENCE, java.time.Instant.ofEpochMilli(now + 60_000), RAW_TOKEN);
+      assertThat(claim(key)).isInstanceOf(ClaimResult.HeldByOther.class);
+      assertThat(backend().extend(held, LEASE)).isTrue();
+      backend().release(held);
+      LockRecord r = record(key);
+      assertThat(r.state()).isEqualTo(LockState.CLAIMED);
+      assertThat(r.fence()).isEqualTo(1);
+      assertThat(r.reclaimable()).isTrue();
+      assertThat(backend().complete(held, TTL)).isFalse();
+      assertThat(claimWon(key).fence()).isEqualTo(2);
+    }
+
+    @Test
+    @DisplayName("a record one below MAX_FENCE is reclaimed at MAX_FENCE, which completes")
+    void record_below_max_fence_is_reclaimed_at_max_fence() {
+      String key = newKey("max-fence-below");
+      long now = nowMillis();
+      writeRaw(key, readable("DONE", LockBackend.MAX_FENCE - 1, now - 7_200_000, now - 3_600_000));
+      Claim c = claimWon(key);
+      assertThat(c.fence()).isEqualTo(LockBackend.MAX_FENCE);
+      assertThat(backend().complete(c, TTL)).isTrue();
+      LockRecord r = record(key);
+      assertThat(r.state()).isEqualTo(LockState.DONE);
+      assertThat(r.fence()).isEqualTo(LockBackend.MAX_FENCE);
+    }
+
+    @Test
+    @DisplayName(
+        "purgeExpired removes an unreadable record once its expiresAt has passed, and only then")
+    void purge_removes_an_unreadable_record_only_after_its_expires_at() {
+      String key = newKey("unreadable-purge");
+      String noExpiry = newKey("unreadable-purge-none");
+      long now = nowMillis();
+      Map<String, String> fields = readable("X", RAW_FENCE, now - 60_000, now + 60_000);
+      writeRaw(key, fields);
+      Map<String, String> without = readable("X", RAW_FENCE, now - 60_000, now + 60_000);
+      without.remove("expiresAt");
+      writeRaw(noExpiry, without);
+      purgeAll();
+      assertStoredAsWritten(key, fields);
+      advance(Duration.ofMinutes(2));
+      purgeAll();
+      assertThat(admin().inspect(key)).isEmpty();
+      assertStoredAsWritten(noExpiry, without);
+      assertThat(admin().forget(noExpiry)).isTrue();
+    }
+  }
+
+  /** The backend clock's current time, read by claiming (and forgetting) a fresh key. */
+  protected final long nowMillis() {
+    String key = newKey("clock");
+    claimWon(key);
+    long now = record(key).observedAt().toEpochMilli();
+    admin().forget(key);
+    return now;
+  }
+
+  /** Writes a raw record through the fixture (which may skip the test). */
+  protected final void writeRaw(String key, Map<String, String> fields) {
+    fixture.writeRawRecord(key, fields);
+  }
+
+  /** Asserts that {@code call} throws the unreadable-record error for {@code key}. */
+  protected static void assertUnreadable(ThrowableAssert.ThrowingCallable call, String key) {
+    assertThatThrownBy(call)
+        .isInstanceOfSatisfying(
+            InvalidLockRecordException.class,
+            e -> {
+              assertThat(e.key()).isEqualTo(key);
+              assertThat(e.problem()).isNotBlank();
+              assertThat(e.getMessage()).contains(e.problem()).doesNotContain(key);
+            });
+  }
+
+  /** Asserts that inspect shows the key's unreadable record with every field as written. */
+  protected final void assertStoredAsWritten(String key, Map<String, String> fields) {
+    assertThatThrownBy(() -> admin().inspect(key))
+        .isInstanceOfSatisfying(
+            InvalidLockRecordException.class,
+            e -> {
+              assertThat(e.key()).isEqualTo(key);
+              assertThat(e.storedFields()).containsAllEntriesOf(fields);
+            });
   }
 
   // ---------------------------------------------------------------------------------------------

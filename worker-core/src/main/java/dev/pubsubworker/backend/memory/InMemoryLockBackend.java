@@ -29,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>Process-local and not persistent: two processes each have their own records, and a restart
  * forgets everything. Use it for tests and single-process consumers; a fleet needs a shared store.
- * Keys up to {@value #MAX_KEY_BYTES} UTF-8 bytes. Thread-safe.
+ * Keys up to {@value #MAX_KEY_BYTES} UTF-8 bytes. Records are written only by the verbs and {@link
+ * #put}, so every record is readable (no {@link dev.pubsubworker.core.InvalidLockRecordException}
+ * here); a reclaim or release at {@link LockBackend#MAX_FENCE} gives fence 1. Thread-safe.
  *
  * <p>The batch verbs ({@link #claimAll}, {@link #completeAll}) apply each entry as its single verb,
  * atomically per entry, in order; they exist so that the guard's group commit and the batched
@@ -154,8 +156,9 @@ public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
                     : new ClaimResult.HeldByOther(e.leaseExpiry(), e.fingerprint());
             return e;
           }
-          result[0] = won(key, e.fence() + 1, leaseExpiry, request);
-          return claimed(e.fence() + 1, leaseExpiry, retainUntil, request);
+          long fence = nextFence(e.fence());
+          result[0] = won(key, fence, leaseExpiry, request);
+          return claimed(fence, leaseExpiry, retainUntil, request);
         });
     return result[0];
   }
@@ -196,7 +199,12 @@ public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
         (key, e) ->
             e.state() == LockState.CLAIMED && e.fence() == claim.fence()
                 ? new Entry(
-                    LockState.CLAIMED, e.fence() + 1, now, e.expiresAt(), null, e.fingerprint())
+                    LockState.CLAIMED,
+                    nextFence(e.fence()),
+                    now,
+                    e.expiresAt(),
+                    null,
+                    e.fingerprint())
                 : e);
   }
 
@@ -242,6 +250,27 @@ public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
             e.claimToken(),
             e.fingerprint(),
             now()));
+  }
+
+  /**
+   * Stores {@code record} as the record of its key, replacing any, as if the verbs had left it so:
+   * to start a test from a given state (a DONE key, a lapsed claim, a fence near {@link
+   * LockBackend#MAX_FENCE}). Its {@code observedAt} is ignored. A {@link LockRecord} is always
+   * readable, so this backend never holds a record its verbs cannot read.
+   *
+   * @throws IllegalArgumentException if the key is invalid for this backend
+   */
+  public void put(LockRecord record) {
+    validateKey(record.key());
+    records.put(
+        record.key(),
+        new Entry(
+            record.state(),
+            record.fence(),
+            millis(record.leaseExpiry()),
+            millis(record.expiresAt()),
+            record.claimToken(),
+            record.fingerprint()));
   }
 
   @Override
@@ -292,6 +321,16 @@ public final class InMemoryLockBackend implements BatchLockBackend, LockAdmin {
 
   private Instant now() {
     return Instant.ofEpochMilli(clock.millis());
+  }
+
+  /** Times are kept at the millisecond precision of the persistent backends. */
+  private static Instant millis(Instant t) {
+    return Instant.ofEpochMilli(t.toEpochMilli());
+  }
+
+  /** The fence after a reclaim or release: one more, or 1 after {@link LockBackend#MAX_FENCE}. */
+  private static long nextFence(long fence) {
+    return fence >= LockBackend.MAX_FENCE ? 1 : fence + 1;
   }
 
   private static ClaimResult won(String key, long fence, Instant leaseExpiry, ClaimRequest r) {

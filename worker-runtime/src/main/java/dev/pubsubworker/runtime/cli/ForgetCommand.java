@@ -14,7 +14,8 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code forget KEY}: deletes a key's record for a deliberate replay, so its next delivery runs
- * again. Asks for confirmation unless {@code --yes}.
+ * again. Asks for confirmation unless {@code --yes}. Deletes a record the store's backend cannot
+ * read as well (the way to unblock its key).
  */
 @Command(
     name = "forget",
@@ -43,13 +44,13 @@ final class ForgetCommand implements Callable<Integer> {
     return target.withRecord(
         options,
         spec.commandLine(),
-        (store, key, record) -> {
-          if (record.isEmpty()) {
+        (store, key, found) -> {
+          if (found.absent()) {
             out.println("no record for this key: nothing to forget");
             out.flush();
             return ExitCodes.OK;
           }
-          out.println(RecordView.human(record.get()));
+          out.println(RecordView.human(found));
           if (!yes && !confirm(out, parent.input())) {
             out.println("not forgotten");
             out.flush();

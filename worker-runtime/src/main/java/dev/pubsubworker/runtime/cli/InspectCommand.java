@@ -8,12 +8,17 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
-/** {@code inspect KEY}: shows a key's record in the configured lock store. */
+/**
+ * {@code inspect KEY}: shows a key's record in the configured lock store; a record the store's
+ * backend cannot read is shown as stored, field by field, with what is wrong with it (exit 0).
+ */
 @Command(
     name = "inspect",
     mixinStandardHelpOptions = true,
     versionProvider = WorkerCli.Version.class,
-    description = "Show a key's record (state, fence, lease expiry, expires-at) in the lock store.")
+    description =
+        "Show a key's record (state, fence, lease expiry, expires-at) in the lock store; a record"
+            + " the worker cannot read is shown as stored.")
 final class InspectCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -31,15 +36,8 @@ final class InspectCommand implements Callable<Integer> {
     return target.withRecord(
         options,
         spec.commandLine(),
-        (store, key, record) -> {
-          if (json) {
-            out.println(record.map(RecordView::json).orElse(RecordView.absentJson(key)));
-          } else {
-            out.println(
-                record
-                    .map(RecordView::human)
-                    .orElse("no record for this key: the next delivery runs (at fence 1)"));
-          }
+        (store, key, found) -> {
+          out.println(json ? RecordView.json(key, found) : RecordView.human(found));
           out.flush();
           return ExitCodes.OK;
         });

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
@@ -56,22 +57,36 @@ final class KeyArgument {
     return s.storedKey(key);
   }
 
+  /**
+   * What the store holds for the key: a record, one the backend cannot read (shown as stored, and
+   * forgotten like any other), or nothing.
+   *
+   * @param record the readable record, if there is one
+   * @param unreadable the backend's error for an unreadable record, carrying its stored fields
+   */
+  record Found(Optional<LockRecord> record, Optional<InvalidLockRecordException> unreadable) {
+    /** Whether the key has no record at all. */
+    boolean absent() {
+      return record.isEmpty() && unreadable.isEmpty();
+    }
+  }
+
   /** What a command does with the key's record, once the store has been read. */
   @FunctionalInterface
   interface RecordAction {
     /**
      * @param key the key as stored
-     * @param record its record, if any
+     * @param found what the store holds for it
      * @return the command's exit code
      */
-    int apply(LockStore store, String key, Optional<LockRecord> record);
+    int apply(LockStore store, String key, Found found);
   }
 
   /**
    * The shared path of {@code inspect} and {@code forget}: refuse an empty key (exit 2), load the
-   * config, put the key under its namespace, open the store, read the record and hand it to {@code
-   * action}. A bad config or key is one line with exit 2, a store failure (also inside {@code
-   * action}) one line naming the store with exit 3.
+   * config, put the key under its namespace, open the store, read the record (readable or not) and
+   * hand it to {@code action}. A bad config or key is one line with exit 2, a store failure (also
+   * inside {@code action}) one line naming the store with exit 3.
    *
    * @throws ParameterException for an unknown {@code --subscription} (picocli prints it, exit 2)
    */
@@ -91,13 +106,15 @@ final class KeyArgument {
       return Failures.report(e, err, options.verbose);
     }
     try (LockStore store = LockStore.of(config)) {
-      Optional<LockRecord> record;
+      Found found;
       try {
-        record = store.admin().inspect(stored);
+        found = new Found(store.admin().inspect(stored), Optional.empty());
       } catch (IllegalArgumentException e) {
         return Failures.badArgument(err, "KEY: " + e.getMessage());
+      } catch (InvalidLockRecordException e) {
+        found = new Found(Optional.empty(), Optional.of(e));
       }
-      return action.apply(store, stored, record);
+      return action.apply(store, stored, found);
     } catch (RuntimeException e) {
       return Failures.report(e, err, options.verbose, config.lockStore());
     }

@@ -1,13 +1,93 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockRecord;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
 
 /** Renders a lock record for people and as JSON. */
 final class RecordView {
 
+  /** What inspect prints for a key without a record. */
+  static final String NO_RECORD = "no record for this key: the next delivery runs (at fence 1)";
+
   private RecordView() {}
+
+  /** What the store holds for a key, for people: the record, an unreadable one, or none. */
+  static String human(KeyArgument.Found found) {
+    if (found.record().isPresent()) {
+      return human(found.record().get());
+    }
+    return found.unreadable().map(RecordView::unreadable).orElse(NO_RECORD);
+  }
+
+  /** What the store holds for a key, as one JSON object. */
+  static String json(String key, KeyArgument.Found found) {
+    if (found.record().isPresent()) {
+      return json(found.record().get());
+    }
+    return found.unreadable().map(RecordView::unreadableJson).orElse(absentJson(key));
+  }
+
+  /**
+   * A record the backend cannot read: what is wrong, every stored field as stored (quoted, so that
+   * an empty or space-padded value shows; times also as instants), and what it means.
+   */
+  static String unreadable(InvalidLockRecordException e) {
+    StringBuilder sb = new StringBuilder();
+    sb.append("key:          ").append(e.key()).append('\n');
+    sb.append("UNREADABLE:   ").append(e.problem()).append('\n');
+    sb.append("stored:       ");
+    if (e.storedFields().isEmpty()) {
+      sb.append("(nothing readable)\n");
+    }
+    boolean first = true;
+    for (Map.Entry<String, String> f : e.storedFields().entrySet()) {
+      if (!first) {
+        sb.append("              ");
+      }
+      first = false;
+      sb.append(f.getKey()).append(" = ").append(quote(f.getValue()));
+      asInstant(f.getKey(), f.getValue()).ifPresent(t -> sb.append(" (").append(t).append(')'));
+      sb.append('\n');
+    }
+    sb.append("reclaimable:  no: every delivery of this key is nacked and its handler not run")
+        .append(
+            " until the record is removed (forget KEY; the next delivery then runs at fence 1)");
+    return sb.toString();
+  }
+
+  /** {@link #unreadable} as JSON: {@code readable} false, the problem, and the stored fields. */
+  static String unreadableJson(InvalidLockRecordException e) {
+    StringBuilder sb = new StringBuilder("{\"key\":");
+    sb.append(quote(e.key()))
+        .append(",\"readable\":false,\"problem\":")
+        .append(quote(e.problem()))
+        .append(",\"stored\":{");
+    boolean first = true;
+    for (Map.Entry<String, String> f : e.storedFields().entrySet()) {
+      if (!first) {
+        sb.append(',');
+      }
+      first = false;
+      sb.append(quote(f.getKey())).append(':').append(quote(f.getValue()));
+    }
+    return sb.append("}}").toString();
+  }
+
+  /** A stored time field's value as an instant, when it is epoch milliseconds in range. */
+  private static Optional<Instant> asInstant(String field, String value) {
+    if (!field.equals("leaseExpiry") && !field.equals("expiresAt")) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Instant.ofEpochMilli(Long.parseLong(value)));
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
 
   static String human(LockRecord r) {
     StringBuilder sb = new StringBuilder();
@@ -60,7 +140,7 @@ final class RecordView {
         + r.reclaimable()
         + ",\"observedAt\":\""
         + r.observedAt()
-        + "\"}";
+        + "\",\"readable\":true}";
   }
 
   static String absentJson(String key) {
@@ -86,7 +166,10 @@ final class RecordView {
     return d.toSeconds() + "." + String.format("%03d", d.toMillisPart()) + "s";
   }
 
-  /** A JSON string literal. */
+  /**
+   * A JSON string literal. Controls (C0, DEL, C1), line and paragraph separators and bidi overrides
+   * are escaped too, so that a stored value cannot rearrange the terminal it is shown on.
+   */
   static String quote(String s) {
     StringBuilder sb = new StringBuilder("\"");
     for (int i = 0; i < s.length(); i++) {
@@ -98,7 +181,12 @@ final class RecordView {
         case '\r' -> sb.append("\\r");
         case '\t' -> sb.append("\\t");
         default -> {
-          if (c < 0x20) {
+          if (c < 0x20
+              || (c >= 0x7f && c <= 0x9f)
+              || c == 0x2028
+              || c == 0x2029
+              || (c >= 0x202a && c <= 0x202e)
+              || (c >= 0x2066 && c <= 0x2069)) {
             sb.append(String.format("\\u%04x", (int) c));
           } else {
             sb.append(c);

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.observability;
 
 import com.google.common.util.concurrent.AbstractExecutionThreadService;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockAdmin;
 import java.time.Duration;
 import java.util.concurrent.Executor;
@@ -104,7 +105,11 @@ final class LockStoreProbe extends AbstractExecutionThreadService {
     }
     long started = System.nanoTime();
     try {
-      admin.get().inspect(KEY);
+      try {
+        admin.get().inspect(KEY);
+      } catch (InvalidLockRecordException unreadable) {
+        // The store answered; what it holds under the probe's key is no matter for readiness.
+      }
       metrics.lockStoreCall(MetricNames.INSPECT, elapsed(started), true);
       freshness.answered();
       if (lastFailed) {

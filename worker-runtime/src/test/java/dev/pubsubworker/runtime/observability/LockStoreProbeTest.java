@@ -6,9 +6,14 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.common.util.concurrent.Service;
 import dev.pubsubworker.backend.memory.InMemoryLockBackend;
+import dev.pubsubworker.core.InvalidLockRecordException;
+import dev.pubsubworker.core.LockAdmin;
+import dev.pubsubworker.core.LockRecord;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -59,6 +64,37 @@ class LockStoreProbeTest {
     assertThat(probe.state()).isEqualTo(Service.State.TERMINATED);
     assertThatThrownBy(probe::start).isInstanceOf(IllegalStateException.class);
     assertThat(freshness.lastAnswer()).isEmpty();
+  }
+
+  @Test
+  void an_unreadable_record_under_the_probe_key_still_counts_as_an_answer() throws Exception {
+    LockAdmin unreadable =
+        new LockAdmin() {
+          @Override
+          public Optional<LockRecord> inspect(String key) {
+            throw new InvalidLockRecordException(
+                "inspect failed on test store",
+                key,
+                "state 'X' is neither CLAIMED nor DONE",
+                Map.of());
+          }
+
+          @Override
+          public boolean forget(String key) {
+            return false;
+          }
+
+          @Override
+          public int purgeExpired(int limit) {
+            return 0;
+          }
+        };
+    LockStoreProbe probe =
+        new LockStoreProbe(() -> unreadable, Duration.ofMillis(5), freshness, metrics);
+    probe.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> freshness.lastAnswer().isPresent());
+    probe.stop();
+    probe.awaitTerminated(5, TimeUnit.SECONDS);
   }
 
   private static boolean threadNamed(String name) {

@@ -12,6 +12,7 @@ import dev.pubsubworker.core.Completion;
 import dev.pubsubworker.core.FingerprintMismatchException;
 import dev.pubsubworker.core.FingerprintPolicy;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.KeyInProgressException;
 import dev.pubsubworker.core.LeaseLostException;
 import dev.pubsubworker.core.LockBackendException;
@@ -239,6 +240,21 @@ class IdempotencyGuardTest {
       finish.countDown();
       LockResult<Boolean> result = job.get(10, TimeUnit.SECONDS);
       assertThat(((LockResult.Executed<Boolean>) result).value()).isTrue();
+    }
+
+    @Test
+    @DisplayName("an extension that finds the record unreadable flips the context to lease-lost")
+    void unreadable_record_on_extend_flips_the_context_to_lease_lost_at_once() throws Exception {
+      CountDownLatch finish = new CountDownLatch(1);
+      AtomicReference<WorkContext> ctx = new AtomicReference<>();
+      Future<LockResult<Boolean>> job = lockBlocking("job", CallOptions.defaults(), finish, ctx);
+      backend.extendUnreadable = true;
+      time.advance(Duration.ofSeconds(10));
+      assertThat(ctx.get().isLeaseLost()).as("at the first extension, not at lease end").isTrue();
+      assertThat(backend.extends_).hasValue(1);
+      assertThat(listener.events).contains("lost:job:1:FENCE_STALE");
+      finish.countDown();
+      job.get(10, TimeUnit.SECONDS);
     }
 
     @Test
@@ -524,6 +540,22 @@ class IdempotencyGuardTest {
       assertThat(backend.claims).hasValue(2);
       assertThat(runs).hasValue(1);
       assertThat(listener.events).containsSubsequence("call:CLAIM:failed", "call:CLAIM:ok");
+    }
+
+    @Test
+    @DisplayName("an unreadable record fails lock and mutex at once, without a retry; nothing runs")
+    void unreadable_record_is_not_retried_and_nothing_runs() {
+      backend.claimUnreadable = true;
+      AtomicInteger runs = new AtomicInteger();
+      assertThatThrownBy(() -> guard.lock("k", ctx -> runs.incrementAndGet()))
+          .isInstanceOfSatisfying(
+              InvalidLockRecordException.class, e -> assertThat(e.key()).isEqualTo("k"));
+      assertThat(backend.claims).hasValue(1);
+      assertThatThrownBy(() -> guard.mutex("k", ctx -> runs.incrementAndGet()))
+          .isInstanceOf(InvalidLockRecordException.class);
+      assertThat(backend.claims).hasValue(2);
+      assertThat(runs).hasValue(0);
+      assertThat(listener.events).doesNotContain("duplicate:k");
     }
 
     @Test

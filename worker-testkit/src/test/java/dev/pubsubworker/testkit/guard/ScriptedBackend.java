@@ -4,12 +4,14 @@ import dev.pubsubworker.backend.memory.InMemoryLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -33,6 +35,8 @@ class ScriptedBackend implements LockBackend, LockAdmin {
 
   volatile boolean extendFails;
   volatile boolean extendStale;
+  volatile boolean claimUnreadable;
+  volatile boolean extendUnreadable;
   volatile boolean completeFails;
   volatile boolean releaseFails;
 
@@ -49,6 +53,9 @@ class ScriptedBackend implements LockBackend, LockAdmin {
   public ClaimResult claim(ClaimRequest request) {
     validateKey(request.key());
     claims.incrementAndGet();
+    if (claimUnreadable) {
+      throw unreadable("claim", request.key());
+    }
     if (claimsFailing.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new LockBackendException(
           "claim failed on scripted store", new RuntimeException("down"));
@@ -81,6 +88,9 @@ class ScriptedBackend implements LockBackend, LockAdmin {
   @Override
   public boolean extend(Claim claim, Duration lease) {
     extends_.incrementAndGet();
+    if (extendUnreadable) {
+      throw unreadable("extend", claim.key());
+    }
     if (extendFails) {
       throw new LockBackendException("extend failed on scripted store");
     }
@@ -88,6 +98,11 @@ class ScriptedBackend implements LockBackend, LockAdmin {
       return false;
     }
     return store.extend(claim, lease);
+  }
+
+  private static InvalidLockRecordException unreadable(String verb, String key) {
+    return new InvalidLockRecordException(
+        verb + " failed on scripted store", key, "state 'X' is neither CLAIMED nor DONE", Map.of());
   }
 
   @Override

@@ -11,6 +11,7 @@ import dev.pubsubworker.backend.datastore.DatastoreTransactions.Decision;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
@@ -37,7 +38,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (string CLAIMED|DONE), {@code fence} (integer), {@code leaseExpiry} (timestamp), {@code
  * expiresAt} (timestamp, the only indexed property, suitable for a Datastore TTL policy), {@code
  * claimToken} (string, absent once released), {@code fingerprint} (string, optional). Times are
- * stored at millisecond precision.
+ * stored at millisecond precision. Entities are read strictly ({@link LockBackend}, "Reading
+ * strictly"): a property of another type than these, or a value out of range, makes the entity
+ * unreadable, and every verb throws {@link InvalidLockRecordException} for its key and commits
+ * nothing ({@link #inspect} with every property as text; {@link #forget} deletes it whatever it
+ * holds). A reclaim or release at {@link LockBackend#MAX_FENCE} writes fence 1.
  *
  * <h2>Transactions and retries</h2>
  *
@@ -153,6 +158,8 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
       Optional<ClaimResult> answer;
       try {
         answer = answerFromRead(request, key);
+      } catch (InvalidLockRecordException unreadable) {
+        throw unreadable;
       } catch (RuntimeException readFailure) {
         exhausted.getCause().addSuppressed(readFailure);
         throw exhausted.toBackendException();
@@ -164,7 +171,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   private Decision<ClaimResult> decideClaim(
       ClaimRequest r, Key key, Map<String, Entity> found, Instant now) {
     Entity entity = found.get(key.getName());
-    StoredRecord current = entity == null ? null : StoredRecord.fromEntity(entity);
+    StoredRecord current = entity == null ? null : StoredRecord.fromEntity(entity, failed("claim"));
     long fence;
     if (current == null) {
       fence = 1;
@@ -179,7 +186,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
               ? new ClaimResult.AlreadyDone(current.fingerprint())
               : new ClaimResult.HeldByOther(current.leaseExpiry(), current.fingerprint()));
     } else {
-      fence = current.fence() + 1;
+      fence = current.nextFence();
     }
     Instant leaseExpiry = now.plusMillis(r.lease().toMillis());
     Instant expiresAt = leaseExpiry.plusMillis(r.ttl().toMillis());
@@ -203,7 +210,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     if (entity == null) {
       return Optional.empty();
     }
-    StoredRecord current = StoredRecord.fromEntity(entity);
+    StoredRecord current = StoredRecord.fromEntity(entity, failed("claim"));
     if (current.state() == LockState.CLAIMED
         && r.claimToken().equals(current.claimToken())
         && now.isBefore(current.expiresAt())) {
@@ -277,7 +284,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
           StoredRecord released =
               new StoredRecord(
                   LockState.CLAIMED,
-                  current.fence() + 1,
+                  current.nextFence(),
                   now,
                   current.expiresAt(),
                   null,
@@ -345,7 +352,8 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     if (entity == null) {
       return Optional.empty();
     }
-    StoredRecord r = StoredRecord.fromEntity(entity);
+    // Read strictly: an unreadable entity's error carries its every property as text.
+    StoredRecord r = StoredRecord.fromEntity(entity, failed("inspect"));
     return Optional.of(
         new LockRecord(
             key,
@@ -369,10 +377,12 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   public boolean forget(String key) {
     validateKey(key);
     Key k = keyOf(key);
+    // Looks at the raw entity only: an unreadable record is forgotten like any other.
     return transactions.transactOrFail(
         "forget",
-        k,
-        (current, now) -> current == null ? Decision.readOnly(false) : Decision.delete(true, k));
+        List.of(k),
+        (found, now) ->
+            found.containsKey(k.getName()) ? Decision.delete(true, k) : Decision.readOnly(false));
   }
 
   /**
@@ -432,7 +442,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
     QueryResults<Entity> results = transactions.run(scan);
     while (keys.size() < limit && results.hasNext()) {
       Entity e = results.next();
-      if (!now.isBefore(StoredRecord.fromEntity(e).expiresAt())) {
+      if (StoredRecord.expiresAtOf(e).filter(at -> !now.isBefore(at)).isPresent()) {
         keys.add(e.getKey());
       }
     }
@@ -447,7 +457,7 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
         (found, now) -> {
           List<Key> expired = new ArrayList<>();
           for (Entity e : found.values()) {
-            if (!now.isBefore(StoredRecord.fromEntity(e).expiresAt())) {
+            if (StoredRecord.expiresAtOf(e).filter(at -> !now.isBefore(at)).isPresent()) {
               expired.add(e.getKey());
             }
           }
@@ -475,6 +485,11 @@ public final class DatastoreLockBackend implements LockBackend, LockAdmin {
   /** The RPCs issued so far, by method. */
   RpcCounters.Snapshot rpcCounts() {
     return transactions.rpcCounts();
+  }
+
+  /** "{@code verb} failed on kind ...", the start of an error's message. */
+  private String failed(String verb) {
+    return verb + " failed on " + where;
   }
 
   /** The Datastore key of a lock key. */

@@ -12,6 +12,7 @@ import com.google.cloud.datastore.Transaction;
 import com.google.cloud.http.HttpTransportOptions;
 import com.google.datastore.v1.TransactionOptions;
 import com.google.protobuf.ByteString;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import java.time.Clock;
 import java.time.Duration;
@@ -182,7 +183,8 @@ final class DatastoreTransactions {
         List.of(key),
         (found, now) -> {
           Entity e = found.get(key.getName());
-          return decider.decide(e == null ? null : StoredRecord.fromEntity(e), now);
+          return decider.decide(
+              e == null ? null : StoredRecord.fromEntity(e, verb + " failed on " + where), now);
         });
   }
 
@@ -245,6 +247,10 @@ final class DatastoreTransactions {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new LockBackendException(verb + " on " + where + " was interrupted", e);
+      } catch (InvalidLockRecordException e) {
+        // The decider found a record it cannot read and decided nothing: not a store failure.
+        rollbackQuietly(txn);
+        throw e;
       } catch (RuntimeException e) {
         Failure failure = Failure.classify(e);
         if (!(committing && failure == Failure.CONTENTION)) {

@@ -6,8 +6,17 @@ import com.google.cloud.datastore.Key;
 import com.google.cloud.datastore.LongValue;
 import com.google.cloud.datastore.StringValue;
 import com.google.cloud.datastore.TimestampValue;
+import com.google.cloud.datastore.Value;
+import com.google.cloud.datastore.ValueType;
+import dev.pubsubworker.core.InvalidLockRecordException;
+import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeSet;
 
 /**
  * One lock record as stored in its entity. Property names are the entity's schema (documented in
@@ -29,25 +38,77 @@ record StoredRecord(
   static final String CLAIM_TOKEN = "claimToken";
   static final String FINGERPRINT = "fingerprint";
 
+  /** The type each property is written with, in the order they are checked. */
+  private static final Map<String, ValueType> TYPES = new LinkedHashMap<>();
+
+  static {
+    TYPES.put(STATE, ValueType.STRING);
+    TYPES.put(FENCE, ValueType.LONG);
+    TYPES.put(LEASE_EXPIRY, ValueType.TIMESTAMP);
+    TYPES.put(EXPIRES_AT, ValueType.TIMESTAMP);
+    TYPES.put(CLAIM_TOKEN, ValueType.STRING);
+    TYPES.put(FINGERPRINT, ValueType.STRING);
+  }
+
   /**
-   * Reads a lock entity.
+   * Reads a lock entity strictly ({@link LockRecord#parse}): each property must have the type this
+   * backend writes (string state, integer fence, timestamp times, string token and fingerprint) and
+   * a value in range.
    *
-   * @throws IllegalStateException if the entity lacks a property or has one of another type (an
-   *     entity of the kind that this backend did not write)
+   * @param where the verb and the backend's namespace, for the error's message
+   * @throws InvalidLockRecordException if the entity is not a record this backend can read
    */
-  static StoredRecord fromEntity(Entity e) {
-    try {
-      return new StoredRecord(
-          LockState.valueOf(e.getString(STATE)),
-          e.getLong(FENCE),
-          toInstant(e.getTimestamp(LEASE_EXPIRY)),
-          toInstant(e.getTimestamp(EXPIRES_AT)),
-          e.contains(CLAIM_TOKEN) ? e.getString(CLAIM_TOKEN) : null,
-          e.contains(FINGERPRINT) ? e.getString(FINGERPRINT) : null);
-    } catch (RuntimeException bad) {
-      throw new IllegalStateException(
-          "entity of kind '" + e.getKey().getKind() + "' is not a lock record: " + bad, bad);
+  static StoredRecord fromEntity(Entity e, String where) {
+    String key = KeyNames.toKey(e.getKey().getName());
+    Map<String, String> fields = fields(e);
+    for (Map.Entry<String, ValueType> expected : TYPES.entrySet()) {
+      String name = expected.getKey();
+      if (e.contains(name)) {
+        ValueType type = e.getValue(name).getType();
+        if (type != expected.getValue() && type != ValueType.NULL) {
+          throw new InvalidLockRecordException(
+              where,
+              key,
+              "property " + name + " is a " + type + ", not a " + expected.getValue(),
+              fields);
+        }
+      }
     }
+    LockRecord r = LockRecord.parse(key, fields, Instant.EPOCH, where);
+    return new StoredRecord(
+        r.state(), r.fence(), r.leaseExpiry(), r.expiresAt(), r.claimToken(), r.fingerprint());
+  }
+
+  /**
+   * Every property of the entity as text, in name order: strings as they are, integers in decimal,
+   * timestamps in epoch milliseconds, anything else as the client prints it. A null property counts
+   * as absent.
+   */
+  static Map<String, String> fields(Entity e) {
+    Map<String, String> fields = new LinkedHashMap<>();
+    for (String name : new TreeSet<>(e.getNames())) {
+      Value<?> v = e.getValue(name);
+      switch (v.getType()) {
+        case NULL -> {}
+        case STRING -> fields.put(name, e.getString(name));
+        case LONG -> fields.put(name, Long.toString(e.getLong(name)));
+        case TIMESTAMP ->
+            fields.put(name, Long.toString(toInstant(e.getTimestamp(name)).toEpochMilli()));
+        default -> fields.put(name, String.valueOf(v.get()));
+      }
+    }
+    return fields;
+  }
+
+  /**
+   * The entity's {@code expiresAt}, if it is a timestamp: what {@code purgeExpired} judges by,
+   * whatever the rest of the entity holds.
+   */
+  static Optional<Instant> expiresAtOf(Entity e) {
+    if (!e.contains(EXPIRES_AT) || e.getValue(EXPIRES_AT).getType() != ValueType.TIMESTAMP) {
+      return Optional.empty();
+    }
+    return Optional.of(toInstant(e.getTimestamp(EXPIRES_AT)));
   }
 
   /** This record as an entity under {@code key}. */
@@ -73,6 +134,11 @@ record StoredRecord(
       b.set(FINGERPRINT, StringValue.newBuilder(fingerprint).setExcludeFromIndexes(true).build());
     }
     return b.build();
+  }
+
+  /** The fence after a reclaim or release: one more, or 1 after {@link LockBackend#MAX_FENCE}. */
+  long nextFence() {
+    return fence >= LockBackend.MAX_FENCE ? 1 : fence + 1;
   }
 
   /** Whether a claim at {@code now} would find this record live (not reclaimable). */

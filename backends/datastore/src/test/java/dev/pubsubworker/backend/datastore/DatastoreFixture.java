@@ -1,11 +1,19 @@
 package dev.pubsubworker.backend.datastore;
 
+import com.google.cloud.Timestamp;
+import com.google.cloud.datastore.Datastore;
+import com.google.cloud.datastore.Entity;
+import com.google.cloud.datastore.LongValue;
+import com.google.cloud.datastore.StringValue;
+import com.google.cloud.datastore.TimestampValue;
+import com.google.cloud.datastore.Value;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.testkit.BackendFixture;
 import dev.pubsubworker.testkit.OffsetClock;
 import dev.pubsubworker.testservices.DatastoreEmulator;
 import java.time.Duration;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -17,6 +25,7 @@ final class DatastoreFixture implements BackendFixture {
   private final DatastoreLockSettings settings;
   private final DatastoreLockBackend backend;
   private DatastoreLockBackend second;
+  private Datastore raw;
 
   DatastoreFixture(DatastoreEmulator emulator) {
     this(emulator, b -> b);
@@ -62,6 +71,50 @@ final class DatastoreFixture implements BackendFixture {
       second = DatastoreLockBackend.create(settings);
     }
     return second;
+  }
+
+  /**
+   * Replaces the key's entity with one holding {@code fields}, through a client of its own: each
+   * value in the type this backend writes for its property where the text fits it (an integer for
+   * the fence, a timestamp for a time), else as a string, which Datastore allows anywhere.
+   */
+  @Override
+  public synchronized void writeRawRecord(String key, Map<String, String> fields) {
+    if (raw == null) {
+      raw = DatastoreTransactions.openClient(settings);
+    }
+    Entity.Builder entity = Entity.newBuilder(backend.keyOf(key));
+    fields.forEach(
+        (name, text) -> {
+          Long number = asLong(text);
+          Value<?> value;
+          if (number != null && name.equals(StoredRecord.FENCE)) {
+            value = LongValue.of(number);
+          } else if (number != null
+              && (name.equals(StoredRecord.LEASE_EXPIRY) || name.equals(StoredRecord.EXPIRES_AT))
+              && fitsTimestamp(number)) {
+            value = TimestampValue.of(Timestamp.ofTimeMicroseconds(number * 1000));
+          } else {
+            value = StringValue.of(text);
+          }
+          entity.set(name, value);
+        });
+    raw.put(entity.build());
+  }
+
+  /** The text as a long if it is one written canonically (so that it reads back the same). */
+  private static Long asLong(String text) {
+    try {
+      long n = Long.parseLong(text);
+      return Long.toString(n).equals(text) ? n : null;
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+
+  /** Whether epoch milliseconds fit a Datastore timestamp (years 1 to 9999). */
+  private static boolean fitsTimestamp(long millis) {
+    return millis >= -62_135_596_800_000L && millis <= 253_402_300_799_999L;
   }
 
   DatastoreLockSettings settings() {

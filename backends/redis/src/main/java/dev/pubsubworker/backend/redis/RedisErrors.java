@@ -61,7 +61,18 @@ final class RedisErrors {
   }
 
   private String where(String verb) {
-    return verb + " failed on redis prefix '" + namespace + "' at " + endpoint + ": ";
+    return place(verb) + ": ";
+  }
+
+  /** "{@code verb} failed on redis prefix 'p' at host:port", the start of every message. */
+  String place(String verb) {
+    return verb + " failed on redis prefix '" + namespace + "' at " + endpoint;
+  }
+
+  /** Whether {@code e} is a command failing because the key holds another type than a hash. */
+  static boolean wrongType(LockBackendException e) {
+    return e.getCause() instanceof RedisCommandExecutionException c
+        && errorCode(c).startsWith("WRONGTYPE");
   }
 
   /**

@@ -7,11 +7,11 @@ import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.DurationChecks;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
-import dev.pubsubworker.core.LockState;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
@@ -32,6 +32,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * A {@link LockBackend}, {@link BatchLockBackend} and {@link LockAdmin} on Redis, through the
@@ -74,11 +75,16 @@ import java.util.function.Function;
  *
  * Keys are any well-formed string up to {@value #MAX_KEY_BYTES} UTF-8 bytes, stored byte for byte
  * (spaces, newlines, braces and control characters included); a bad key is an {@link
- * IllegalArgumentException} before any I/O. Any store failure — connection refused or lost, a
- * timeout, a read-only replica, a refused or failing script — is a {@link LockBackendException}
- * whose message names the verb, the key prefix and the endpoint (never the key) and whose cause is
- * the driver's exception. Commands are never replayed after a reconnect and are rejected at once
- * while disconnected: a failure is reported promptly, and the caller (the guard) decides to retry.
+ * IllegalArgumentException} before any I/O. Records are read strictly ({@link LockBackend},
+ * "Reading strictly"): each script checks the fields it reads and leaves a hash it cannot read
+ * untouched, and the verb throws {@link InvalidLockRecordException} for that key (after one more
+ * round trip that reads the hash back to say what is wrong); so does a key of the namespace that
+ * holds another type than a hash ({@code WRONGTYPE}), in a batch for that entry only. Any store
+ * failure — connection refused or lost, a timeout, a read-only replica, a refused or failing script
+ * — is a {@link LockBackendException} whose message names the verb, the key prefix and the endpoint
+ * (never the key) and whose cause is the driver's exception. Commands are never replayed after a
+ * reconnect and are rejected at once while disconnected: a failure is reported promptly, and the
+ * caller (the guard) decides to retry.
  *
  * <h2>Lifecycle</h2>
  *
@@ -109,6 +115,19 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
 
   /** Keys examined per {@code SCAN} step (and so at most per purge script call). */
   static final int SCAN_COUNT = 1000;
+
+  /** The claim script's reply code for an unreadable record ({@code claim_entry.lua}). */
+  private static final long UNREADABLE_CLAIM = 4;
+
+  /** The complete, release and extend scripts' reply for an unreadable record. */
+  private static final long UNREADABLE_STATUS = 2;
+
+  /** The fields of a record's hash, as the scripts read them. */
+  private static final List<String> RECORD_FIELDS =
+      List.of("state", "fence", "leaseExpiry", "expiresAt", "claimToken", "fingerprint");
+
+  /** The stored-field name under which an unreadable key's Redis type is reported. */
+  private static final String TYPE_FIELD = "(type)";
 
   private static final byte[] ONE = {'1'};
   private static final byte[] ZERO = {'0'};
@@ -179,8 +198,12 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     validateKey(request.key());
     byte[][] args = new byte[CLAIM_ARGS][];
     claimArgs(request, args, 0);
-    return claimResult(
-        request, scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
+    ScriptReply reply =
+        onRecord(
+            "claim",
+            request.key(),
+            () -> scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
+    return claimResult(request, reply);
   }
 
   /** Writes a claim's script arguments into {@code args} from {@code at}. */
@@ -193,8 +216,12 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     args[at + 4] = fingerprint == null ? ZERO : ONE;
   }
 
-  /** The result a claim script's reply ({@code claim_entry.lua}) stands for. */
-  private static ClaimResult claimResult(ClaimRequest request, ScriptReply reply) {
+  /**
+   * The result a claim script's reply ({@code claim_entry.lua}) stands for.
+   *
+   * @throws InvalidLockRecordException for the reply of an unreadable record
+   */
+  private ClaimResult claimResult(ClaimRequest request, ScriptReply reply) {
     long code = reply.longAt(0);
     if (code == 1) {
       return new ClaimResult.Won(
@@ -210,7 +237,89 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     if (code == 3) {
       return new ClaimResult.AlreadyDone(reply.stringAt(2));
     }
+    if (code == UNREADABLE_CLAIM) {
+      throw unreadable("claim", request.key());
+    }
     throw reply.unexpected();
+  }
+
+  /**
+   * Runs one verb's script on {@code key}'s record; a key that holds another type than a hash
+   * (WRONGTYPE) is an unreadable record, not a store failure.
+   */
+  private <T> T onRecord(String verb, String key, Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (LockBackendException e) {
+      if (!RedisErrors.wrongType(e)) {
+        throw e;
+      }
+      InvalidLockRecordException unreadable = unreadable(verb, key);
+      unreadable.addSuppressed(e);
+      throw unreadable;
+    }
+  }
+
+  /** What a single verb's status reply (1, 0, or 2 for an unreadable record) stands for. */
+  private boolean answer(String verb, String key, long status) {
+    if (status == UNREADABLE_STATUS) {
+      throw unreadable(verb, key);
+    }
+    return status == 1;
+  }
+
+  /**
+   * The error for a key whose record a verb's script found unreadable (and left alone): the record
+   * read back as stored, so the error can say what is wrong and carry it. One more round trip, on
+   * this rare path only.
+   */
+  private InvalidLockRecordException unreadable(String verb, String key) {
+    String where = errors.place(verb);
+    Stored stored;
+    try {
+      stored = readStored(key);
+    } catch (LockBackendException e) {
+      InvalidLockRecordException unreadable =
+          new InvalidLockRecordException(
+              where, key, "a record this backend did not write; reading it back failed", Map.of());
+      unreadable.addSuppressed(e);
+      return unreadable;
+    }
+    if (stored.type().equals("hash")) {
+      try {
+        LockRecord.parse(key, stored.fields(), stored.observedAt(), where);
+      } catch (InvalidLockRecordException e) {
+        return e;
+      }
+    } else if (!stored.type().equals("none")) {
+      return notAHash(where, key, stored.type());
+    }
+    return new InvalidLockRecordException(
+        where, key, "unreadable when " + verb + " read it, and changed since", stored.fields());
+  }
+
+  /** A key of this namespace that holds a string, list, set, ... where a record's hash belongs. */
+  private static InvalidLockRecordException notAHash(String where, String key, String type) {
+    return new InvalidLockRecordException(
+        where, key, "the Redis key holds a " + type + ", not a hash", Map.of(TYPE_FIELD, type));
+  }
+
+  /** A key as the inspect script read it: its Redis type and, for a hash, every field. */
+  private record Stored(String type, Map<String, String> fields, Instant observedAt) {}
+
+  private Stored readStored(String key) {
+    ScriptReply reply = scripts.list("inspect", LockScript.INSPECT, layout.redisKey(key));
+    Instant observedAt = Instant.ofEpochMilli(reply.longAt(0));
+    String type = reply.stringAt(1);
+    ScriptReply flat = reply.listAt(2);
+    if (type == null || flat.size() % 2 != 0) {
+      throw reply.unexpected();
+    }
+    Map<String, String> fields = new LinkedHashMap<>();
+    for (int i = 0; i < flat.size(); i += 2) {
+      fields.put(flat.stringAt(i), flat.stringAt(i + 1));
+    }
+    return new Stored(type, fields, observedAt);
   }
 
   /**
@@ -222,12 +331,18 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   public boolean complete(Claim claim, Duration ttl) {
     validateKey(claim.key());
     DurationChecks.requireAtLeastOneMilli("ttl", ttl);
-    return scripts.flag(
-        "complete",
-        LockScript.COMPLETE,
-        layout.redisKey(claim.key()),
-        number(claim.fence()),
-        number(ttl.toMillis()));
+    long status =
+        onRecord(
+            "complete",
+            claim.key(),
+            () ->
+                scripts.status(
+                    "complete",
+                    LockScript.COMPLETE,
+                    layout.redisKey(claim.key()),
+                    number(claim.fence()),
+                    number(ttl.toMillis())));
+    return answer("complete", claim.key(), status);
   }
 
   /**
@@ -238,8 +353,17 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   @Override
   public void release(Claim claim) {
     validateKey(claim.key());
-    scripts.flag(
-        "release", LockScript.RELEASE, layout.redisKey(claim.key()), number(claim.fence()));
+    long status =
+        onRecord(
+            "release",
+            claim.key(),
+            () ->
+                scripts.status(
+                    "release",
+                    LockScript.RELEASE,
+                    layout.redisKey(claim.key()),
+                    number(claim.fence())));
+    answer("release", claim.key(), status);
   }
 
   /**
@@ -251,12 +375,18 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   public boolean extend(Claim claim, Duration lease) {
     validateKey(claim.key());
     DurationChecks.requireAtLeastOneMilli("lease", lease);
-    return scripts.flag(
-        "extend",
-        LockScript.EXTEND,
-        layout.redisKey(claim.key()),
-        number(claim.fence()),
-        number(lease.toMillis()));
+    long status =
+        onRecord(
+            "extend",
+            claim.key(),
+            () ->
+                scripts.status(
+                    "extend",
+                    LockScript.EXTEND,
+                    layout.redisKey(claim.key()),
+                    number(claim.fence()),
+                    number(lease.toMillis())));
+    return answer("extend", claim.key(), status);
   }
 
   /** {@value #MAX_BATCH_SIZE}. */
@@ -284,7 +414,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
         (request, reply, i) -> {
           ScriptReply entry = reply.listAt(i);
           return entry.longAt(0) == -1
-              ? BatchResult.failed(errors.refusedInScript("claim", entry.stringAt(1)))
+              ? BatchResult.failed(refusedInScript("claim", request.key(), entry.stringAt(1)))
               : BatchResult.of(claimResult(request, entry));
         });
   }
@@ -310,15 +440,24 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
         },
         (request, reply, i) -> {
           Object entry = reply.at(i);
-          if (entry instanceof Long flag && (flag == 0 || flag == 1)) {
-            return BatchResult.of(flag == 1);
+          if (entry instanceof Long status && status >= 0 && status <= UNREADABLE_STATUS) {
+            return BatchResult.of(answer("complete", request.claim().key(), status));
           }
           ScriptReply failed = reply.listAt(i);
           if (failed.longAt(0) != -1) {
             throw failed.unexpected();
           }
-          return BatchResult.failed(errors.refusedInScript("complete", failed.stringAt(1)));
+          return BatchResult.failed(
+              refusedInScript("complete", request.claim().key(), failed.stringAt(1)));
         });
+  }
+
+  /**
+   * The failure of a batch entry whose command failed in the script: an unreadable record if the
+   * key holds another type than a hash (WRONGTYPE), else a store failure.
+   */
+  private LockBackendException refusedInScript(String verb, String key, String code) {
+    return "WRONGTYPE".equals(code) ? unreadable(verb, key) : errors.refusedInScript(verb, code);
   }
 
   /** Writes one entry's script arguments into a batch's argument array. */
@@ -425,39 +564,27 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   /**
    * {@inheritDoc}
    *
-   * <p>One {@code EVALSHA}; {@code observedAt} is the server's {@code TIME} in the same script.
-   *
-   * @throws LockBackendException if the store failed, or the key holds something that is not one of
-   *     this backend's records
+   * <p>One {@code EVALSHA} ({@code TYPE}, then {@code HGETALL}); {@code observedAt} is the server's
+   * {@code TIME} in the same script. A hash without any of the record's fields counts as no record,
+   * as it does for the verbs; one whose fields are unreadable, or a key holding another type than a
+   * hash, is an {@link InvalidLockRecordException} whose stored fields are every field of the hash
+   * (or the key's type, {@code "(type)" -> "string"}).
    */
   @Override
   public Optional<LockRecord> inspect(String key) {
     validateKey(key);
-    ScriptReply reply = scripts.list("inspect", LockScript.INSPECT, layout.redisKey(key));
-    String state = reply.stringAt(1);
-    if (state == null) {
+    Stored stored = readStored(key);
+    String where = errors.place("inspect");
+    if (stored.type().equals("none")) {
       return Optional.empty();
     }
-    LockState parsed =
-        switch (state) {
-          case "CLAIMED" -> LockState.CLAIMED;
-          case "DONE" -> LockState.DONE;
-          default -> throw reply.unexpected();
-        };
-    try {
-      return Optional.of(
-          new LockRecord(
-              key,
-              parsed,
-              Long.parseLong(reply.stringAt(2)),
-              Instant.ofEpochMilli(Long.parseLong(reply.stringAt(3))),
-              Instant.ofEpochMilli(Long.parseLong(reply.stringAt(4))),
-              reply.stringAt(5),
-              reply.stringAt(6),
-              Instant.ofEpochMilli(reply.longAt(0))));
-    } catch (NumberFormatException | NullPointerException e) {
-      throw reply.unexpected();
+    if (!stored.type().equals("hash")) {
+      throw notAHash(where, key, stored.type());
     }
+    if (RECORD_FIELDS.stream().noneMatch(stored.fields()::containsKey)) {
+      return Optional.empty();
+    }
+    return Optional.of(LockRecord.parse(key, stored.fields(), stored.observedAt(), where));
   }
 
   /**

@@ -70,16 +70,16 @@ final class ScriptRunner {
   }
 
   /**
-   * Runs a script that returns 1 (done) or 0 (refused), on one key.
+   * Runs a script that returns 1 (done), 0 (refused) or 2 (an unreadable record), on one key.
    *
-   * @throws dev.pubsubworker.core.LockBackendException also if the reply is neither
+   * @throws dev.pubsubworker.core.LockBackendException also if the reply is none of them
    */
-  boolean flag(String verb, LockScript script, byte[] key, byte[]... args) {
+  long status(String verb, LockScript script, byte[] key, byte[]... args) {
     Long reply = run(verb, script, ScriptOutputType.INTEGER, new byte[][] {key}, args);
-    if (reply == null || (reply != 0 && reply != 1)) {
+    if (reply == null || reply < 0 || reply > 2) {
       throw errors.unexpected(verb);
     }
-    return reply == 1;
+    return reply;
   }
 
   /** Runs a script that returns a count, on keys that share one slot; a null reply counts 0. */

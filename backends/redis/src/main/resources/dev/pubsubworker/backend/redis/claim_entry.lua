@@ -1,18 +1,22 @@
 -- claim of one record, shared by claim.lua and claim_all.lua. Returns {1, fence, leaseExpiry}
--- (Won), {2, leaseExpiry, fingerprint} (HeldByOther) or {3, 0, fingerprint} (AlreadyDone).
+-- (Won), {2, leaseExpiry, fingerprint} (HeldByOther), {3, 0, fingerprint} (AlreadyDone) or {4}
+-- (an unreadable record: nothing written).
 -- Redis work: one HMGET; on Won one HSET with every field (and an HDEL only when a fingerprint
 -- stored by an earlier claim must go), and a PEXPIREAT only when the key must live longer than it
 -- already does (the key's expiry is never earlier than the record's expiresAt field).
 local function claim_entry(key, now, lease, ttl, token, fingerprint, has_fingerprint)
-  local r = redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt', 'claimToken',
-    'fingerprint')
-  local state = r[1]
+  local r = read_record(key)
+  local status = record_status(r)
+  if status == 'unreadable' then
+    return {4}
+  end
   -- Each number is formatted once (string.format is one of the larger costs of the Lua side): fence
   -- as stored when it does not change, '1' for a new record.
   local fence = 1
   local fenceText = '1'
   local storedExpiry = 0
-  if state then
+  if status == 'ok' then
+    local state = r[1]
     storedExpiry = tonumber(r[4])
     if state == 'CLAIMED' and r[5] == token and now < storedExpiry then
       -- The caller's own claim, retried after a lost response: same fence, lease renewed.
@@ -24,7 +28,7 @@ local function claim_entry(key, now, lease, ttl, token, fingerprint, has_fingerp
       return {3, 0, r[6]}
     else
       -- A lapsed lease or suppression window: reclaim over the old record, raising its fence.
-      fence = tonumber(r[2]) + 1
+      fence = next_fence(r[2])
       fenceText = int(fence)
     end
   end

@@ -1,8 +1,12 @@
--- extend: KEYS[1] = record; ARGV = offset, fence, lease ms. Returns 1 if renewed, 0 otherwise.
+-- extend: KEYS[1] = record; ARGV = offset, fence, lease ms. Returns 1 if renewed, 0 otherwise, 2
+-- for an unreadable record (nothing written).
 -- Keeps the retention past the lease (expiresAt - leaseExpiry) the claim asked for; a PEXPIREAT
 -- only when the key must live longer than it already does.
 local key = KEYS[1]
-local r = redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt')
+local r = read_record(key)
+if record_status(r) == 'unreadable' then
+  return 2
+end
 if r[1] ~= 'CLAIMED' or r[2] ~= ARGV[2] then
   return 0
 end

@@ -1,4 +1,9 @@
 -- inspect: KEYS[1] = record; ARGV = offset.
--- Returns {now, state, fence, leaseExpiry, expiresAt, claimToken, fingerprint}; state is nil if absent.
-local r = redis.call('HMGET', KEYS[1], 'state', 'fence', 'leaseExpiry', 'expiresAt', 'claimToken', 'fingerprint')
-return {now_ms(), r[1], r[2], r[3], r[4], r[5], r[6]}
+-- Returns {now, type, fields}: the key's Redis type ('none' when absent) and, for a hash, every
+-- field and value as stored (HGETALL), readable or not, so that an operator sees what is there.
+local t = redis.call('TYPE', KEYS[1])['ok']
+local fields = {}
+if t == 'hash' then
+  fields = redis.call('HGETALL', KEYS[1])
+end
+return {now_ms(), t, fields}

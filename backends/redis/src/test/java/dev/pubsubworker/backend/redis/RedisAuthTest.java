@@ -33,6 +33,8 @@ class RedisAuthTest {
     "+time",
     "+hmget",
     "+hget",
+    "+hgetall",
+    "+type",
     "+hset",
     "+hdel",
     "+pexpireat"
@@ -135,7 +137,9 @@ class RedisAuthTest {
             "+eval",
             "+script|load",
             "+time",
-            "+hmget");
+            "+hmget",
+            "+hgetall",
+            "+type");
     RedisLockSettings settings =
         RedisLockSettings.newBuilder().uri(uriFor(user, password)).keyPrefix(prefix).build();
     try (RedisLockBackend backend = RedisLockBackend.create(settings)) {

@@ -9,6 +9,7 @@ import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.testservices.TcpProxy;
@@ -150,14 +151,21 @@ class RedisBatchTest {
       assertThat(claimed.get(0).get()).isInstanceOf(ClaimResult.Won.class);
       assertThat(claimed.get(2).get()).isInstanceOf(ClaimResult.Won.class);
       assertThat(claimed.get(1).isFailure()).isTrue();
+      // A string where a record's hash belongs: an unreadable record, for that entry only.
       assertThat(claimed.get(1).failure())
-          .isInstanceOf(LockBackendException.class)
-          .hasMessage(
+          .isInstanceOfSatisfying(
+              InvalidLockRecordException.class,
+              e -> {
+                assertThat(e.key()).isEqualTo(SECRET_KEY);
+                assertThat(e.storedFields()).containsEntry("(type)", "string");
+              })
+          .hasMessageStartingWith(
               "claim failed on redis prefix '"
                   + settings.keyPrefix()
                   + "' at "
                   + settings.endpoint()
-                  + ": the server refused the command (WRONGTYPE in script)");
+                  + ": the key's record is not one this backend can read (the Redis key holds a"
+                  + " string, not a hash)");
       assertThat(new String(side.commands().get(foreign), StandardCharsets.UTF_8))
           .isEqualTo("not a hash");
 
@@ -172,9 +180,9 @@ class RedisBatchTest {
       assertThat(completed.get(0).get()).isTrue();
       assertThat(completed.get(2).get()).isTrue();
       assertThat(completed.get(1).failure())
-          .isInstanceOf(LockBackendException.class)
+          .isInstanceOf(InvalidLockRecordException.class)
           .hasMessageStartingWith("complete failed on redis prefix '" + settings.keyPrefix())
-          .hasMessageEndingWith("the server refused the command (WRONGTYPE in script)")
+          .hasMessageContaining("(the Redis key holds a string, not a hash)")
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
       side.deleteAll(settings.namespace());
     }

@@ -7,6 +7,7 @@ import static org.awaitility.Awaitility.await;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockResult;
 import io.lettuce.core.KillArgs;
@@ -18,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -208,7 +210,7 @@ class RedisOutageTest {
   }
 
   @Test
-  void a_script_error_is_a_lock_backend_exception_with_the_error_code_and_without_the_key() {
+  void a_key_holding_another_type_is_an_unreadable_record_that_forget_removes() {
     RedisLockSettings settings = TestRedis.settings("wrongtype").build();
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
         TestRedis.Side side = TestRedis.side()) {
@@ -222,15 +224,23 @@ class RedisOutageTest {
               () -> backend.claim(SECRET_KEY, LEASE, "token"),
               () -> backend.complete(claim, LEASE),
               () -> backend.extend(claim, LEASE),
+              () -> backend.release(claim),
               () -> backend.inspect(SECRET_KEY))) {
         assertThatThrownBy(call)
-            .isInstanceOf(LockBackendException.class)
+            .isInstanceOfSatisfying(
+                InvalidLockRecordException.class,
+                e -> {
+                  assertThat(e.key()).isEqualTo(SECRET_KEY);
+                  assertThat(e.storedFields()).isEqualTo(Map.of("(type)", "string"));
+                })
             .hasMessageContaining("failed on redis prefix '" + settings.keyPrefix() + "'")
-            .hasMessageContaining("the server refused the command (WRONGTYPE")
+            .hasMessageContaining("(the Redis key holds a string, not a hash)")
             .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
       }
-      // purgeExpired skips what is not a record instead of failing.
+      // purgeExpired skips what is not a record instead of failing; forget removes it.
       assertThat(backend.purgeExpired(10)).isZero();
+      assertThat(backend.forget(SECRET_KEY)).isTrue();
+      assertThat(backend.inspect(SECRET_KEY)).isEmpty();
       side.deleteAll(settings.namespace());
     }
   }

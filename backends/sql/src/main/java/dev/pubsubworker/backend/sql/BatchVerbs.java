@@ -4,7 +4,9 @@ import dev.pubsubworker.core.BatchLockBackend.BatchResult;
 import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -43,15 +45,23 @@ import org.slf4j.LoggerFactory;
  *       than there are claims, one {@code SELECT} tells DONE records (true) from stale claims.
  * </ul>
  *
- * Thread-safe and stateless apart from the table.
+ * Every row a batch statement returns for an entry it did not win is read strictly ({@link
+ * StoredRow}): an unreadable row fails its own entry with {@link InvalidLockRecordException},
+ * having been left as it was (the statements never write over one), and the other entries are
+ * decided as if it were not there.
+ *
+ * <p>Thread-safe and stateless apart from the table.
  */
 final class BatchVerbs {
 
   private static final Logger log = LoggerFactory.getLogger(BatchVerbs.class);
-  private static final String CLAIMED = LockState.CLAIMED.name();
-  private static final String DONE = LockState.DONE.name();
   private static final String CLAIM_VERB = "claimAll";
   private static final String COMPLETE_VERB = "completeAll";
+
+  /** An entry's own failure names the single verb it stands for, as that verb would. */
+  private static final String SINGLE_CLAIM = "claim";
+
+  private static final String SINGLE_COMPLETE = "complete";
 
   private final LockTable table;
   private final SqlStatements sql;
@@ -173,16 +183,18 @@ final class BatchVerbs {
                   ClaimStrategy.won(r, rs.getLong("fence"), rs.getLong("lease_expiry"))));
           continue;
         }
-        String state = rs.getString("state");
-        ClaimResult answer =
-            state == null
-                ? null // inserted concurrently after the snapshot
-                : ClaimStrategy.contended(
-                    state,
-                    rs.getLong("now_ms"),
-                    rs.getLong("lease_expiry"),
-                    rs.getLong("expires_at"),
-                    rs.getString("fingerprint"));
+        ClaimResult answer = null; // no snapshot row: inserted concurrently after the snapshot
+        if (rs.getBoolean("found")) {
+          LockRecord row;
+          try {
+            row = StoredRow.read(rs, r.key(), Instant.EPOCH, table, SINGLE_CLAIM);
+          } catch (InvalidLockRecordException unreadable) {
+            // The upsert left it alone; the batch-mates are decided as if it were not there.
+            out.set(i, BatchResult.failed(unreadable));
+            continue;
+          }
+          answer = ClaimStrategy.contended(row, rs.getLong("now_ms"));
+        }
         if (answer == null) {
           again.add(i);
         } else {
@@ -217,12 +229,16 @@ final class BatchVerbs {
     int[] counts = table.updateEach(c, sql.markDone, each);
     List<BatchResult<Boolean>> out = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      boolean done = counts[i] > 0;
-      if (!done) {
-        LockTable.StateAndFence now = table.readState(c, requests.get(i).claim().key());
-        done = now != null && DONE.equals(now.state());
+      if (counts[i] > 0) {
+        out.add(BatchResult.of(true));
+        continue;
       }
-      out.add(BatchResult.of(done));
+      try {
+        LockRecord now = table.readRecord(c, requests.get(i).claim().key(), SINGLE_COMPLETE);
+        out.add(BatchResult.of(now != null && now.state() == LockState.DONE));
+      } catch (InvalidLockRecordException unreadable) {
+        out.add(BatchResult.failed(unreadable));
+      }
     }
     return out;
   }
@@ -230,10 +246,6 @@ final class BatchVerbs {
   // ---------------------------------------------------------------------------------------------
   // MariaDB, MySQL
   // ---------------------------------------------------------------------------------------------
-
-  /** The record of one key as a batch statement returned it. */
-  private record Row(
-      String state, long fence, long leaseExpiry, String claimToken, String fingerprint) {}
 
   private List<BatchResult<ClaimResult>> claimUpsert(Connection c, List<ClaimRequest> requests)
       throws SQLException {
@@ -247,7 +259,7 @@ final class BatchVerbs {
           .set("token" + i, r.claimToken())
           .set("fingerprint" + i, r.fingerprint());
     }
-    Map<String, Row> rows;
+    Map<String, Map<String, String>> rows;
     if (table.dialect() == SqlDialect.MARIADB) {
       try (PreparedStatement ps = table.prepare(c, sql.upsertAll(n), p);
           ResultSet rs = ps.executeQuery()) {
@@ -261,25 +273,30 @@ final class BatchVerbs {
     }
     List<BatchResult<ClaimResult>> out = new ArrayList<>(n);
     for (ClaimRequest r : requests) {
-      Row row = rows.get(r.key());
-      if (row == null) {
+      Map<String, String> fields = rows.get(r.key());
+      if (fields == null) {
         throw new SQLException("the batch claim returned no row for one of its keys");
       }
-      ClaimResult result;
-      if (CLAIMED.equals(row.state()) && r.claimToken().equals(row.claimToken())) {
-        result = ClaimStrategy.won(r, row.fence(), row.leaseExpiry());
-      } else if (CLAIMED.equals(row.state())) {
-        result =
-            new ClaimResult.HeldByOther(Instant.ofEpochMilli(row.leaseExpiry()), row.fingerprint());
-      } else {
-        result = new ClaimResult.AlreadyDone(row.fingerprint());
+      LockRecord row;
+      try {
+        row = StoredRow.parse(fields, r.key(), Instant.EPOCH, table, SINGLE_CLAIM);
+      } catch (InvalidLockRecordException unreadable) {
+        // Never won, so left as it was; the batch-mates are decided as if it were not there.
+        out.add(BatchResult.failed(unreadable));
+        continue;
       }
-      out.add(BatchResult.of(result));
+      if (row.state() == LockState.CLAIMED && r.claimToken().equals(row.claimToken())) {
+        out.add(
+            BatchResult.of(ClaimStrategy.won(r, row.fence(), row.leaseExpiry().toEpochMilli())));
+      } else {
+        out.add(BatchResult.of(ClaimStrategy.refused(row)));
+      }
     }
     return out;
   }
 
-  private Map<String, Row> selectRows(Connection c, List<String> keys) throws SQLException {
+  private Map<String, Map<String, String>> selectRows(Connection c, List<String> keys)
+      throws SQLException {
     SqlTemplate.Params p = new SqlTemplate.Params().set("offset", table.offset());
     for (int i = 0; i < keys.size(); i++) {
       table.setKey(p, "key" + i, keys.get(i));
@@ -290,21 +307,15 @@ final class BatchVerbs {
     }
   }
 
-  private Map<String, Row> rows(ResultSet rs) throws SQLException {
-    Map<String, Row> rows = new HashMap<>();
+  /** Each returned row's fields ({@link StoredRow#fields}), by key. */
+  private Map<String, Map<String, String>> rows(ResultSet rs) throws SQLException {
+    Map<String, Map<String, String>> rows = new HashMap<>();
     while (rs.next()) {
       String key =
           table.dialect().storesKeysAsBytes()
               ? new String(rs.getBytes("lock_key"), StandardCharsets.UTF_8)
               : rs.getString("lock_key");
-      rows.put(
-          key,
-          new Row(
-              rs.getString("state"),
-              rs.getLong("fence"),
-              rs.getLong("lease_expiry"),
-              rs.getString("claim_token"),
-              rs.getString("fingerprint")));
+      rows.put(key, StoredRow.fields(rs));
     }
     return rows;
   }
@@ -347,12 +358,23 @@ final class BatchVerbs {
       }
       return out;
     }
-    // Some claim was not CLAIMED under its fence: true where the record is DONE (under any fence),
-    // as the single complete answers.
-    Map<String, Row> rows = selectRows(c, requests.stream().map(r -> r.claim().key()).toList());
+    // Some claim was not CLAIMED under its fence (or its row is unreadable): true where the record
+    // is DONE (under any fence), as the single complete answers.
+    Map<String, Map<String, String>> rows =
+        selectRows(c, requests.stream().map(r -> r.claim().key()).toList());
     for (CompleteRequest r : requests) {
-      Row row = rows.get(r.claim().key());
-      out.add(BatchResult.of(row != null && DONE.equals(row.state())));
+      Map<String, String> fields = rows.get(r.claim().key());
+      if (fields == null) {
+        out.add(BatchResult.of(false));
+        continue;
+      }
+      try {
+        LockRecord row =
+            StoredRow.parse(fields, r.claim().key(), Instant.EPOCH, table, SINGLE_COMPLETE);
+        out.add(BatchResult.of(row.state() == LockState.DONE));
+      } catch (InvalidLockRecordException unreadable) {
+        out.add(BatchResult.failed(unreadable));
+      }
     }
     return out;
   }

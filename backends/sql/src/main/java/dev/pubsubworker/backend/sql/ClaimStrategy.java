@@ -3,7 +3,9 @@ package dev.pubsubworker.backend.sql;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -25,6 +27,8 @@ interface ClaimStrategy {
    * Claims {@code request.key()} on {@code c} (in auto-commit mode).
    *
    * @throws SQLException as the driver threw it (the caller classifies and retries)
+   * @throws dev.pubsubworker.core.InvalidLockRecordException if the key's row is unreadable;
+   *     nothing was written
    * @throws LockBackendException if it lost {@value #MAX_RACE_ROUNDS} races in a row
    */
   ClaimResult claim(Connection c, ClaimRequest request) throws SQLException;
@@ -48,16 +52,30 @@ interface ClaimStrategy {
         .set("fingerprint", r.fingerprint());
   }
 
-  /** HeldByOther or AlreadyDone for a live record; null if it is reclaimable. */
-  static ClaimResult contended(
-      String state, long now, long leaseExpiry, long expiresAt, String fingerprint) {
-    if (LockState.CLAIMED.name().equals(state) && now < leaseExpiry) {
-      return new ClaimResult.HeldByOther(Instant.ofEpochMilli(leaseExpiry), fingerprint);
+  /** HeldByOther or AlreadyDone for a live record; null if it is reclaimable at {@code now}. */
+  static ClaimResult contended(LockRecord r, long now) {
+    if (r.state() == LockState.CLAIMED && now < r.leaseExpiry().toEpochMilli()) {
+      return new ClaimResult.HeldByOther(r.leaseExpiry(), r.fingerprint());
     }
-    if (LockState.DONE.name().equals(state) && now < expiresAt) {
-      return new ClaimResult.AlreadyDone(fingerprint);
+    if (r.state() == LockState.DONE && now < r.expiresAt().toEpochMilli()) {
+      return new ClaimResult.AlreadyDone(r.fingerprint());
     }
     return null;
+  }
+
+  /**
+   * What a claim found on a row it did not win (the row as it stands): HeldByOther for a CLAIMED
+   * row, AlreadyDone for a DONE one.
+   */
+  static ClaimResult refused(LockRecord r) {
+    return r.state() == LockState.CLAIMED
+        ? new ClaimResult.HeldByOther(r.leaseExpiry(), r.fingerprint())
+        : new ClaimResult.AlreadyDone(r.fingerprint());
+  }
+
+  /** The fence after a reclaim: one more, or 1 after {@link LockBackend#MAX_FENCE}. */
+  static long nextFence(long fence) {
+    return fence >= LockBackend.MAX_FENCE ? 1 : fence + 1;
   }
 
   static ClaimResult won(ClaimRequest r, long fence, long leaseExpiry) {

@@ -2,11 +2,13 @@ package dev.pubsubworker.backend.sql;
 
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,7 +21,6 @@ import org.slf4j.LoggerFactory;
 final class CompareAndSetClaim implements ClaimStrategy {
 
   private static final Logger log = LoggerFactory.getLogger(CompareAndSetClaim.class);
-  private static final String CLAIMED = LockState.CLAIMED.name();
 
   private final LockTable table;
 
@@ -34,28 +35,22 @@ final class CompareAndSetClaim implements ClaimStrategy {
     long ttlMillis = r.ttl().toMillis();
     for (int round = 0; round < MAX_RACE_ROUNDS; round++) {
       long now;
-      String state;
-      long fence;
-      long leaseExpiry;
-      long expiresAt;
-      String token;
-      String fingerprint;
+      LockRecord row;
       try (PreparedStatement ps = table.prepare(c, sql.claimRead, table.params(r.key()));
           ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           throw new SQLException("the clock query returned no row");
         }
         now = rs.getLong("now_ms");
-        state = rs.getString("state");
-        fence = rs.getLong("fence");
-        leaseExpiry = rs.getLong("lease_expiry");
-        expiresAt = rs.getLong("expires_at");
-        token = rs.getString("claim_token");
-        fingerprint = rs.getString("fingerprint");
+        // Read strictly: an unreadable row is reported and never written over.
+        row =
+            rs.getBoolean("found")
+                ? StoredRow.read(rs, r.key(), Instant.ofEpochMilli(now), table, "claim")
+                : null;
       }
       long newLease = now + leaseMillis;
       long newExpires = newLease + ttlMillis;
-      if (state == null) {
+      if (row == null) {
         try {
           table.update(
               c,
@@ -77,22 +72,27 @@ final class CompareAndSetClaim implements ClaimStrategy {
           throw e;
         }
       }
+      String state = row.state().name();
+      long fence = row.fence();
+      long leaseExpiry = row.leaseExpiry().toEpochMilli();
+      long expiresAt = row.expiresAt().toEpochMilli();
       long newFence;
-      if (CLAIMED.equals(state) && r.claimToken().equals(token) && now < expiresAt) {
+      if (row.state() == LockState.CLAIMED
+          && r.claimToken().equals(row.claimToken())
+          && now < expiresAt) {
         newFence = fence; // The caller's own claim, retried: same fence, lease renewed.
         if (leaseExpiry == newLease
             && expiresAt == newExpires
-            && Objects.equals(fingerprint, r.fingerprint())) {
+            && Objects.equals(row.fingerprint(), r.fingerprint())) {
           // Already exactly so; an UPDATE would change nothing.
           return ClaimStrategy.won(r, fence, newLease);
         }
       } else {
-        ClaimResult answer =
-            ClaimStrategy.contended(state, now, leaseExpiry, expiresAt, fingerprint);
+        ClaimResult answer = ClaimStrategy.contended(row, now);
         if (answer != null) {
           return answer;
         }
-        newFence = fence + 1;
+        newFence = ClaimStrategy.nextFence(fence);
       }
       int updated =
           table.update(

@@ -1,12 +1,15 @@
 package dev.pubsubworker.backend.sql;
 
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockRecord;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ThreadLocalRandom;
@@ -39,9 +42,6 @@ final class LockTable {
   interface SqlCall<R> {
     R run(Connection c) throws SQLException;
   }
-
-  /** A row's state and fence, as {@link #readState} found them. */
-  record StateAndFence(String state, long fence) {}
 
   private final DataSource dataSource;
   private final SqlLockSettings settings;
@@ -195,11 +195,19 @@ final class LockTable {
     return dataSource.getConnection();
   }
 
-  /** The row's state and fence, or null if there is no row. */
-  StateAndFence readState(Connection c, String key) throws SQLException {
-    try (PreparedStatement ps = prepare(c, sql.readState, params(key));
+  /**
+   * The key's record, read strictly, or null if there is no row.
+   *
+   * @param verb the verb reading it, for the error's message
+   * @throws InvalidLockRecordException if the row is unreadable
+   */
+  LockRecord readRecord(Connection c, String key, String verb) throws SQLException {
+    try (PreparedStatement ps = prepare(c, sql.inspect, params(key));
         ResultSet rs = ps.executeQuery()) {
-      return rs.next() ? new StateAndFence(rs.getString("state"), rs.getLong("fence")) : null;
+      if (!rs.next()) {
+        return null;
+      }
+      return StoredRow.read(rs, key, Instant.ofEpochMilli(rs.getLong("now_ms")), this, verb);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.pubsubworker.backend.sql;
 
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -11,11 +12,10 @@ import java.time.Instant;
 
 /**
  * MariaDB (10.5 and later): one upsert ({@code INSERT ... ON DUPLICATE KEY UPDATE ... RETURNING})
- * that returns the row as it now stands; this claim's token on a CLAIMED row means it won.
+ * that returns the row as it now stands; this claim's token on a CLAIMED row means it won. The row
+ * is read strictly: an unreadable one is reported, never answered for.
  */
 final class MariaDbUpsertClaim implements ClaimStrategy {
-
-  private static final String CLAIMED = LockState.CLAIMED.name();
 
   private final LockTable table;
 
@@ -31,17 +31,13 @@ final class MariaDbUpsertClaim implements ClaimStrategy {
       if (!rs.next()) {
         throw new SQLException("INSERT ... RETURNING returned no row");
       }
-      String state = rs.getString("state");
-      long fence = rs.getLong("fence");
-      long leaseExpiry = rs.getLong("lease_expiry");
-      String fingerprint = rs.getString("fingerprint");
-      if (CLAIMED.equals(state) && r.claimToken().equals(rs.getString("claim_token"))) {
-        return ClaimStrategy.won(r, fence, leaseExpiry);
+      // The row as it now stands: this claim's own if it won, else untouched (an unreadable row
+      // included, which never wins).
+      LockRecord row = StoredRow.read(rs, r.key(), Instant.EPOCH, table, "claim");
+      if (row.state() == LockState.CLAIMED && r.claimToken().equals(row.claimToken())) {
+        return ClaimStrategy.won(r, row.fence(), row.leaseExpiry().toEpochMilli());
       }
-      if (CLAIMED.equals(state)) {
-        return new ClaimResult.HeldByOther(Instant.ofEpochMilli(leaseExpiry), fingerprint);
-      }
-      return new ClaimResult.AlreadyDone(fingerprint);
+      return ClaimStrategy.refused(row);
     }
   }
 }

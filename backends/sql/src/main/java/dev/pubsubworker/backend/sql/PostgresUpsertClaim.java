@@ -2,10 +2,12 @@ package dev.pubsubworker.backend.sql;
 
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.LockRecord;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,13 +41,9 @@ final class PostgresUpsertClaim implements ClaimStrategy {
         if (rs.getBoolean("won")) {
           return ClaimStrategy.won(r, rs.getLong("fence"), rs.getLong("lease_expiry"));
         }
-        ClaimResult answer =
-            ClaimStrategy.contended(
-                rs.getString("state"),
-                rs.getLong("now_ms"),
-                rs.getLong("lease_expiry"),
-                rs.getLong("expires_at"),
-                rs.getString("fingerprint"));
+        // The snapshot row, read strictly: an unreadable one is the answer (the upsert left it).
+        LockRecord row = StoredRow.read(rs, r.key(), Instant.EPOCH, table, "claim");
+        ClaimResult answer = ClaimStrategy.contended(row, rs.getLong("now_ms"));
         if (answer != null) {
           return answer;
         }

@@ -13,6 +13,7 @@ import dev.pubsubworker.core.TransactionalLockBackend;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -60,13 +61,28 @@ import javax.sql.DataSource;
  *       held or done</td></tr>
  *   <tr><td>complete</td><td>1</td><td>1; 2 when the fence does not match</td><td>1; 2 when the
  *       fence does not match</td></tr>
- *   <tr><td>release</td><td>1</td><td>1</td><td>1</td></tr>
- *   <tr><td>extend</td><td>1</td><td>1; 2 when refused</td><td>1; 2 when refused</td></tr>
+ *   <tr><td>release</td><td>1; 2 when a no-op</td><td>1; 2 when a no-op</td><td>1; 2 when a
+ *       no-op</td></tr>
+ *   <tr><td>extend</td><td>1; 2 when refused</td><td>1; 2 when refused</td><td>1; 2 when
+ *       refused</td></tr>
  *   <tr><td>inspect, forget, purgeExpired</td><td>1</td><td>1</td><td>1</td></tr>
  * </table>
  *
  * A claim that loses a race (a concurrent claim changed the row between its read and its write)
  * reads again, at most 16 times. Keys are always bound parameters.
+ *
+ * <h2>Rows read strictly</h2>
+ *
+ * Every statement that writes requires the row to be readable ({@link
+ * dev.pubsubworker.core.LockBackend}, "Reading strictly": state exactly {@code 'CLAIMED'} or {@code
+ * 'DONE'}, compared byte-wise on MySQL-family whatever the column's collation; fence, times and
+ * claim token in range; no NULL where the DDL says NOT NULL), so none writes over an unreadable
+ * row, and every row a verb reads to decide (the one a claim found live, the one a write did not
+ * match) is read strictly: the verb throws {@link dev.pubsubworker.core.InvalidLockRecordException}
+ * for that key, in a batch for that entry only. The shipped DDL's {@code CHECK} on {@code state}
+ * (PostgreSQL, H2) keeps most of them out in the first place; a table created from other DDL is
+ * read the same way. A reclaim or release at {@link dev.pubsubworker.core.LockBackend#MAX_FENCE}
+ * writes fence 1.
  *
  * <h2>Batch verbs</h2>
  *
@@ -113,9 +129,6 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
 
   /** The most entries of one {@link #claimAll} or {@link #completeAll} batch: {@value}. */
   public static final int MAX_BATCH_SIZE = SqlStatements.MAX_BATCH;
-
-  private static final String CLAIMED = LockState.CLAIMED.name();
-  private static final String DONE = LockState.DONE.name();
 
   private final LockTable table;
   private final SqlDialect dialect;
@@ -320,8 +333,9 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
   /**
    * {@inheritDoc}
    *
-   * <p>One statement; on MySQL-family and H2 a second one when the fence does not match, to tell an
-   * already DONE record (true) from a stale or missing one (false).
+   * <p>One statement (PostgreSQL: the update and the row as it was before it); on MySQL-family and
+   * H2 a second one when the fence does not match, to tell an already DONE record (true) from a
+   * stale or missing one (false) and from an unreadable one.
    */
   @Override
   public boolean complete(Claim claim, Duration ttl) {
@@ -336,22 +350,31 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
           if (sql.complete != null) {
             try (PreparedStatement ps = table.prepare(c, sql.complete, p);
                 ResultSet rs = ps.executeQuery()) {
-              return rs.next() && rs.getBoolean(1);
+              if (!rs.next()) {
+                throw new SQLException("the complete statement returned no row");
+              }
+              if (rs.getBoolean("completed")) {
+                return true;
+              }
+              // Not marked: true only if it is DONE (under any fence); the row as it was.
+              return rs.getBoolean("found")
+                  && StoredRow.read(rs, claim.key(), Instant.EPOCH, table, "complete").state()
+                      == LockState.DONE;
             }
           }
           if (table.update(c, sql.markDone, p) > 0) {
             return true;
           }
           // Not CLAIMED under this fence: true only if it is DONE (under any fence).
-          LockTable.StateAndFence now = table.readState(c, claim.key());
-          return now != null && DONE.equals(now.state());
+          LockRecord now = table.readRecord(c, claim.key(), "complete");
+          return now != null && now.state() == LockState.DONE;
         });
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>One statement.
+   * <p>One statement; a second one, to tell an unreadable row from a no-op, when it matched none.
    */
   @Override
   public void release(Claim claim) {
@@ -359,14 +382,22 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
     validateKey(claim.key());
     table.execute(
         "release",
-        c -> table.update(c, sql.release, table.params(claim.key()).set("fence", claim.fence())));
+        c -> {
+          if (table.update(c, sql.release, table.params(claim.key()).set("fence", claim.fence()))
+              == 0) {
+            // A no-op (stale, DONE, absent), unless the row is unreadable: then say so.
+            table.readRecord(c, claim.key(), "release");
+          }
+          return null;
+        });
   }
 
   /**
    * {@inheritDoc}
    *
-   * <p>One statement; on MySQL-family and H2 a second one when it matched no row, to tell an
-   * unchanged row (a connection counting changed rows only) from a refused extension.
+   * <p>One statement; a second one when it matched no row, to tell an unreadable row from a refused
+   * extension, and on MySQL-family and H2 an unchanged row (a connection counting changed rows
+   * only) from a refused one.
    */
   @Override
   public boolean extend(Claim claim, Duration lease) {
@@ -381,13 +412,14 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
           if (table.update(c, sql.extend, p) > 0) {
             return true;
           }
-          if (dialect == SqlDialect.POSTGRESQL) {
-            return false;
-          }
-          // A MySQL connection with useAffectedRows=true counts changed rows only, and a lease
-          // renewed within the same millisecond does not change: ask whether the row matched.
-          LockTable.StateAndFence now = table.readState(c, claim.key());
-          return now != null && CLAIMED.equals(now.state()) && now.fence() == claim.fence();
+          // Refused, unless the row is unreadable (then say so). And a MySQL connection with
+          // useAffectedRows=true counts changed rows only, and a lease renewed within the same
+          // millisecond does not change: ask whether the row matched.
+          LockRecord now = table.readRecord(c, claim.key(), "extend");
+          return dialect != SqlDialect.POSTGRESQL
+              && now != null
+              && now.state() == LockState.CLAIMED
+              && now.fence() == claim.fence();
         });
   }
 
@@ -395,30 +427,13 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
    * {@inheritDoc}
    *
    * <p>One statement; {@code observedAt} is the database clock (plus the test offset) at the read.
+   * An unreadable row's stored fields are its non-NULL columns, as text, by the record's field
+   * names ({@code lease_expiry} as {@code leaseExpiry}, and so on).
    */
   @Override
   public Optional<LockRecord> inspect(String key) {
     validateKey(key);
-    return table.execute(
-        "inspect",
-        c -> {
-          try (PreparedStatement ps = table.prepare(c, sql.inspect, table.params(key));
-              ResultSet rs = ps.executeQuery()) {
-            if (!rs.next()) {
-              return Optional.empty();
-            }
-            return Optional.of(
-                new LockRecord(
-                    key,
-                    LockState.valueOf(rs.getString("state")),
-                    rs.getLong("fence"),
-                    Instant.ofEpochMilli(rs.getLong("lease_expiry")),
-                    Instant.ofEpochMilli(rs.getLong("expires_at")),
-                    rs.getString("claim_token"),
-                    rs.getString("fingerprint"),
-                    Instant.ofEpochMilli(rs.getLong("now_ms"))));
-          }
-        });
+    return table.execute("inspect", c -> Optional.ofNullable(table.readRecord(c, key, "inspect")));
   }
 
   /**

@@ -1,8 +1,11 @@
 package dev.pubsubworker.backend.sql;
 
+import dev.pubsubworker.core.LockBackend;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The statements of one dialect on one table. Every time is epoch milliseconds; {@code {now}} is
@@ -27,24 +30,26 @@ final class SqlStatements {
   /**
    * PostgreSQL: the upsert's conflict clause shared by the single and the batch claim. On the
    * latest committed row {@code r}: the caller's own live claim is re-affirmed (same fence), a
-   * lapsed lease or suppression window is taken over (fence + 1), anything else is left alone (and
-   * not returned). Expects a {@code clock} CTE and the alias {@code r} for the table.
+   * lapsed lease or suppression window is taken over (fence + 1, or 1 after the maximum), anything
+   * else, an unreadable row included, is left alone (and not returned). Expects a {@code clock} CTE
+   * and the alias {@code r} for the table.
    */
   private static final String POSTGRES_TAKE =
       """
       ON CONFLICT (lock_key) DO UPDATE SET
         fence = CASE WHEN r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
                            AND (SELECT now_ms FROM clock) < r.expires_at
-                      THEN r.fence ELSE r.fence + 1 END,
+                      THEN r.fence WHEN r.fence >= {max} THEN 1 ELSE r.fence + 1 END,
         state = 'CLAIMED',
         lease_expiry = excluded.lease_expiry,
         expires_at = excluded.expires_at,
         claim_token = excluded.claim_token,
         fingerprint = excluded.fingerprint
-      WHERE (r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
+      WHERE {valid:r}
+        AND ((r.state = 'CLAIMED' AND r.claim_token = excluded.claim_token
               AND (SELECT now_ms FROM clock) < r.expires_at)
-         OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
-         OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at)""";
+          OR (r.state = 'CLAIMED' AND (SELECT now_ms FROM clock) >= r.lease_expiry)
+          OR (r.state = 'DONE' AND (SELECT now_ms FROM clock) >= r.expires_at))""";
 
   /**
    * PostgreSQL claim: one statement. {@code cur} is the row as the statement's snapshot sees it. If
@@ -52,7 +57,8 @@ final class SqlStatements {
    * inserted and no row is locked: the snapshot row is the answer, so duplicates and contended
    * claims do not queue behind each other on a hot key. Otherwise the upsert decides on the latest
    * committed row (whatever the snapshot saw) and returns the new fence and lease if it won; if it
-   * did not, the snapshot row is returned and the caller asks again.
+   * did not, the snapshot row is returned: the caller reads it strictly (an unreadable row is the
+   * answer), or asks again if it was reclaimable.
    */
   private static final String POSTGRES_CLAIM =
       """
@@ -72,11 +78,12 @@ final class SqlStatements {
         {take}
         RETURNING r.fence, r.lease_expiry)
       SELECT TRUE AS won, w.fence, w.lease_expiry, NULL::bigint AS expires_at,
-             NULL::varchar AS state, NULL::varchar AS fingerprint, NULL::bigint AS now_ms
+             NULL::varchar AS state, NULL::varchar AS fingerprint, NULL::varchar AS claim_token,
+             NULL::bigint AS now_ms
         FROM won w
       UNION ALL
       SELECT FALSE, cur.fence, cur.lease_expiry, cur.expires_at, cur.state, cur.fingerprint,
-             c.now_ms
+             cur.claim_token, c.now_ms
         FROM cur, clock c
        WHERE NOT EXISTS (SELECT 1 FROM won)
       """;
@@ -98,20 +105,25 @@ final class SqlStatements {
       ON DUPLICATE KEY UPDATE
         fence = IF({won},
                    IF(state = 'CLAIMED' AND claim_token = :token AND {now} < expires_at,
-                      fence, fence + 1),
+                      fence, IF(fence >= {max}, 1, fence + 1)),
                    fence),
         fingerprint = IF({won}, :fingerprint, fingerprint),
         claim_token = IF({won}, :token, claim_token),
         state = IF({won}, 'CLAIMED', state),
         expires_at = IF({won}, {now} + :lease + :ttl, expires_at),
         lease_expiry = IF({won}, {now} + :lease, lease_expiry)
-      RETURNING state, fence, lease_expiry, claim_token, fingerprint
+      RETURNING state, fence, lease_expiry, expires_at, claim_token, fingerprint
       """;
 
+  /**
+   * MariaDB and MySQL: the claim's condition. An unreadable row never wins (and is never written);
+   * every assignment of a winning row leaves it readable, so {@code {valid}} stays true while the
+   * assignments overwrite it one by one.
+   */
   private static final String MARIADB_WON =
-      "((state = 'CLAIMED' AND claim_token = :token)"
+      "({valid} AND ((state = 'CLAIMED' AND claim_token = :token)"
           + " OR (state = 'CLAIMED' AND {now} >= lease_expiry)"
-          + " OR (state = 'DONE' AND {now} >= expires_at))";
+          + " OR (state = 'DONE' AND {now} >= expires_at)))";
 
   /**
    * PostgreSQL batch claim: {@link #POSTGRES_CLAIM} over arrays, one row per request (in the
@@ -148,14 +160,25 @@ final class SqlStatements {
          ORDER BY q.ord
         {take}
         RETURNING r.lock_key, r.fence, r.lease_expiry)
-      SELECT q.ord, w.lock_key IS NOT NULL AS won,
+      SELECT q.ord, w.lock_key IS NOT NULL AS won, cur.lock_key IS NOT NULL AS found,
              COALESCE(w.fence, cur.fence) AS fence,
              COALESCE(w.lease_expiry, cur.lease_expiry) AS lease_expiry,
-             cur.expires_at, cur.state, cur.fingerprint, c.now_ms
+             cur.expires_at, cur.state, cur.fingerprint, cur.claim_token, c.now_ms
         FROM req q CROSS JOIN clock c
         LEFT JOIN won w ON w.lock_key = q.k
         LEFT JOIN cur ON cur.lock_key = q.k
       """;
+
+  /**
+   * {@code {valid}} or {@code {valid:alias}}: true for a row the backend can read (the rules of
+   * {@link dev.pubsubworker.core.LockRecord#parse}), false or NULL otherwise. Every write requires
+   * it, so no statement answers for, or writes over, an unreadable row; whoever reads such a row
+   * reads it strictly and reports it.
+   */
+  private static final Pattern VALID = Pattern.compile("\\{valid(?::([a-z]+))?}");
+
+  /** A claim token: 1 to 128 printable ASCII characters ({@code !} to {@code ~}). */
+  private static final String TOKEN_REGEX = "^[!-~]{1,128}$";
 
   /** The most entries a batch statement is built for; {@link SqlLockBackend#MAX_BATCH_SIZE}. */
   static final int MAX_BATCH = 64;
@@ -185,24 +208,24 @@ final class SqlStatements {
   final SqlTemplate claimUpdate;
 
   /**
-   * PostgreSQL: mark DONE under the fence, or report an existing DONE, in one statement. Other
-   * dialects: null ({@link #markDone}, then {@link #readState} when it matched nothing).
+   * PostgreSQL: mark DONE under the fence, and return the row as it was before, in one statement.
+   * Other dialects: null ({@link #markDone}, then {@link #inspect} when it matched nothing).
    */
   final SqlTemplate complete;
 
   /** CLAIMED with this fence → DONE until now + ttl. Also the last write of transactional mode. */
   final SqlTemplate markDone;
 
-  /** CLAIMED with this fence → fence + 1, lease = now, token cleared. */
+  /** CLAIMED with this fence → fence + 1 (1 after the maximum), lease = now, token cleared. */
   final SqlTemplate release;
 
   /** CLAIMED with this fence → lease = now + lease, retention moved along. */
   final SqlTemplate extend;
 
-  /** The state and fence, to tell an unchanged row from a refused one where counts are unclear. */
-  final SqlTemplate readState;
-
-  /** The whole record and the database clock. */
+  /**
+   * The whole record and the database clock: for inspect, and to tell why a write matched no row
+   * (stale, DONE, absent or unreadable).
+   */
   final SqlTemplate inspect;
 
   /** Delete the record. */
@@ -232,10 +255,12 @@ final class SqlStatements {
                 """
                 WITH done AS (
                   UPDATE {table} SET state = 'DONE', expires_at = {now} + :ttl
-                   WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+                   WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence AND {valid}
                   RETURNING 1)
-                SELECT EXISTS (SELECT 1 FROM done)
-                    OR EXISTS (SELECT 1 FROM {table} WHERE lock_key = :key AND state = 'DONE')
+                SELECT EXISTS (SELECT 1 FROM done) AS completed, t.lock_key IS NOT NULL AS found,
+                       t.state, t.fence, t.lease_expiry, t.expires_at, t.claim_token,
+                       t.fingerprint, {now} AS now_ms
+                  FROM (SELECT 1) one LEFT JOIN {table} t ON t.lock_key = :key
                 """);
       }
       case MARIADB -> {
@@ -250,8 +275,8 @@ final class SqlStatements {
         claimRead =
             t(
                 """
-                SELECT n.now_ms, t.state, t.fence, t.lease_expiry, t.expires_at,
-                       t.claim_token, t.fingerprint
+                SELECT n.now_ms, t.lock_key IS NOT NULL AS found, t.state, t.fence,
+                       t.lease_expiry, t.expires_at, t.claim_token, t.fingerprint
                   FROM (SELECT {now} AS now_ms) n LEFT JOIN {table} t ON t.lock_key = :key
                 """);
         claimInsert =
@@ -278,7 +303,7 @@ final class SqlStatements {
         t(
             """
             UPDATE {table} SET state = 'DONE', expires_at = {now} + :ttl
-             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence AND {valid}
             """);
     // expires_at first: MySQL assigns left to right, and its new value needs the old lease.
     extend =
@@ -287,15 +312,16 @@ final class SqlStatements {
             UPDATE {table}
                SET expires_at = expires_at - lease_expiry + {now} + :lease,
                    lease_expiry = {now} + :lease
-             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence AND {valid}
             """);
     release =
         t(
             """
-            UPDATE {table} SET fence = fence + 1, lease_expiry = {now}, claim_token = NULL
-             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence
+            UPDATE {table}
+               SET fence = CASE WHEN fence >= {max} THEN 1 ELSE fence + 1 END,
+                   lease_expiry = {now}, claim_token = NULL
+             WHERE lock_key = :key AND state = 'CLAIMED' AND fence = :fence AND {valid}
             """);
-    readState = t("SELECT state, fence FROM {table} WHERE lock_key = :key");
     inspect = t("SELECT " + COLUMNS + ", {now} AS now_ms FROM {table} WHERE lock_key = :key");
     forget = t("DELETE FROM {table} WHERE lock_key = :key");
     purge =
@@ -337,7 +363,7 @@ final class SqlStatements {
             t(
                 "SELECT lock_key, "
                     + COLUMNS
-                    + " FROM {table} WHERE lock_key IN ("
+                    + ", {now} AS now_ms FROM {table} WHERE lock_key IN ("
                     + list(n, i -> ":key" + i)
                     + ")"));
   }
@@ -358,7 +384,7 @@ final class SqlStatements {
                     + list(n, i -> "WHEN :key" + i + " THEN :ttl" + i).replace(",", "")
                     + " END WHERE lock_key IN ("
                     + list(n, i -> ":key" + i)
-                    + ") AND state = 'CLAIMED' AND ("
+                    + ") AND state = 'CLAIMED' AND {valid} AND ("
                     + list(n, i -> "(lock_key = :key" + i + " AND fence = :fence" + i + ")")
                         .replace(", ", " OR ")
                     + ")"));
@@ -380,7 +406,7 @@ final class SqlStatements {
             ON DUPLICATE KEY UPDATE
               fence = IF({won},
                          IF(state = 'CLAIMED' AND claim_token = VALUES(claim_token)
-                            AND {now} < expires_at, fence, fence + 1),
+                            AND {now} < expires_at, fence, IF(fence >= {max}, 1, fence + 1)),
                          fence),
               fingerprint = IF({won}, VALUES(fingerprint), fingerprint),
               claim_token = IF({won}, VALUES(claim_token), claim_token),
@@ -428,7 +454,55 @@ final class SqlStatements {
   }
 
   private SqlTemplate t(String text) {
-    return SqlTemplate.parse(text.replace("{now}", now()).replace("{table}", table).strip());
+    String expanded =
+        VALID
+            .matcher(text)
+            .replaceAll(m -> Matcher.quoteReplacement(valid(m.group(1) == null ? "" : m.group(1))));
+    return SqlTemplate.parse(
+        expanded
+            .replace("{now}", now())
+            .replace("{table}", table)
+            .replace("{max}", Long.toString(LockBackend.MAX_FENCE))
+            .strip());
+  }
+
+  /** The row test of {@link #VALID} in this dialect, on columns qualified by {@code alias}. */
+  private String valid(String alias) {
+    String a = alias.isEmpty() ? "" : alias + ".";
+    String max = Long.toString(LockBackend.MAX_FENCE);
+    String maxTime = Long.toString(LockBackend.MAX_EPOCH_MILLIS);
+    // Exactly CLAIMED or DONE: byte-wise on MySQL-family, whose collations may ignore case and
+    // trailing spaces; PostgreSQL and H2 compare varchar exactly.
+    String state =
+        switch (dialect) {
+          case MARIADB, MYSQL -> "CAST(" + a + "state AS BINARY) IN ('CLAIMED', 'DONE')";
+          case POSTGRESQL, H2 -> a + "state IN ('CLAIMED', 'DONE')";
+        };
+    String token =
+        switch (dialect) {
+          case POSTGRESQL -> a + "claim_token ~ '" + TOKEN_REGEX + "'";
+          case MARIADB, MYSQL -> a + "claim_token REGEXP '" + TOKEN_REGEX + "'";
+          case H2 -> "REGEXP_LIKE(" + a + "claim_token, '" + TOKEN_REGEX + "')";
+        };
+    return "("
+        + state
+        + " AND "
+        + a
+        + "fence BETWEEN 1 AND "
+        + max
+        + " AND "
+        + a
+        + "lease_expiry BETWEEN 0 AND "
+        + maxTime
+        + " AND "
+        + a
+        + "expires_at BETWEEN 0 AND "
+        + maxTime
+        + " AND ("
+        + a
+        + "claim_token IS NULL OR "
+        + token
+        + "))";
   }
 
   /** The database clock in epoch milliseconds, plus the bound test offset. */

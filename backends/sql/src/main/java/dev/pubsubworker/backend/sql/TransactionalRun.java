@@ -1,6 +1,7 @@
 package dev.pubsubworker.backend.sql;
 
 import dev.pubsubworker.core.Claim;
+import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.TransactionalLockBackend.Result;
 import dev.pubsubworker.core.TransactionalLockBackend.TransactionBody;
@@ -106,10 +107,23 @@ final class TransactionalRun {
       throw table.failure(VERB + " (marking DONE; the work's writes were rolled back)", e);
     }
     if (marked == 0) {
+      InvalidLockRecordException unreadable = null;
+      try {
+        // A stale fence, unless the row became unreadable meanwhile: then say so.
+        table.readRecord(c, claim.key(), VERB);
+      } catch (InvalidLockRecordException e) {
+        unreadable = e;
+      } catch (SQLException e) {
+        LockTable.rollbackQuietly(c, e);
+        throw table.failure(VERB + " (reading the row; the work's writes were rolled back)", e);
+      }
       try {
         c.rollback();
       } catch (SQLException e) {
         throw table.failure(VERB + " (rolling back after a stale fence)", e);
+      }
+      if (unreadable != null) {
+        throw unreadable;
       }
       return new Result<>(value, TransactionOutcome.FENCED_OUT_ROLLED_BACK);
     }

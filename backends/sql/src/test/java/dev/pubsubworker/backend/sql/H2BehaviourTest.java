@@ -20,6 +20,7 @@ class H2BehaviourTest extends SqlBackendBehaviour {
     m.put(Case.CLAIM_RECLAIM, 2);
     m.put(Case.CLAIM_RETRY_SAME_TOKEN, 2);
     m.put(Case.COMPLETE_STALE, 2);
+    m.put(Case.RELEASE_STALE, 2);
     m.put(Case.EXTEND_STALE, 2);
     return m;
   }

@@ -16,8 +16,10 @@ class MariaDbBehaviourTest extends MariaDbServerBehaviour {
     for (Case c : Case.values()) {
       m.put(c, 1);
     }
-    // The fence did not match: a second statement tells DONE (or an unchanged row) from refused.
+    // The fence did not match: a second statement tells DONE (or an unchanged row, or an
+    // unreadable one) from refused.
     m.put(Case.COMPLETE_STALE, 2);
+    m.put(Case.RELEASE_STALE, 2);
     m.put(Case.EXTEND_STALE, 2);
     return m;
   }

@@ -29,6 +29,9 @@ class PostgresBehaviourTest extends SqlBackendBehaviour {
     for (Case c : Case.values()) {
       m.put(c, 1);
     }
+    // Matched no row: a second statement tells a stale claim from an unreadable row.
+    m.put(Case.RELEASE_STALE, 2);
+    m.put(Case.EXTEND_STALE, 2);
     return m;
   }
 

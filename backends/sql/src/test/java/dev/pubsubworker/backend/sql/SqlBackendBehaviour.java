@@ -67,6 +67,7 @@ abstract class SqlBackendBehaviour {
     COMPLETE,
     COMPLETE_STALE,
     RELEASE,
+    RELEASE_STALE,
     EXTEND,
     EXTEND_STALE,
     INSPECT,
@@ -292,6 +293,11 @@ abstract class SqlBackendBehaviour {
       }
       case RELEASE -> {
         Claim claim = claimWon(backend, key);
+        yield () -> counted.release(claim);
+      }
+      case RELEASE_STALE -> {
+        Claim claim = claimWon(backend, key);
+        backend.release(claim);
         yield () -> counted.release(claim);
       }
       case EXTEND -> {

@@ -33,8 +33,7 @@ class SqlTemplateTest {
   void every_statement_binds_its_values() {
     for (SqlDialect d : SqlDialect.values()) {
       SqlStatements s = new SqlStatements(d, "locks");
-      for (SqlTemplate t :
-          List.of(s.markDone, s.release, s.extend, s.readState, s.inspect, s.forget)) {
+      for (SqlTemplate t : List.of(s.markDone, s.release, s.extend, s.inspect, s.forget)) {
         assertThat(t.names()).as("%s %s", d, t).contains("key");
         assertThat(t.sql()).doesNotContain(":key");
       }
