@@ -1,11 +1,13 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
@@ -45,7 +47,9 @@ final class CheckConfigCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
-    PrintWriter out = spec.commandLine().getOut();
+    // The echo is printed masked (KnownSecrets): a URL or plugin setting can hold a secret.
+    StringWriter echo = new StringWriter();
+    PrintWriter out = new PrintWriter(echo);
     out.println("config OK");
     out.println("project:      " + settings.projectId());
     out.println(
@@ -75,6 +79,8 @@ final class CheckConfigCommand implements Callable<Integer> {
           s.exactlyOnce().name().toLowerCase(java.util.Locale.ROOT));
     }
     out.flush();
+    spec.commandLine().getOut().print(KnownSecrets.mask(echo.toString()));
+    spec.commandLine().getOut().flush();
     return ExitCodes.OK;
   }
 
