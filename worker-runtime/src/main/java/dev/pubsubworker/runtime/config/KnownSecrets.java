@@ -11,6 +11,7 @@ import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -29,9 +30,14 @@ import java.util.Set;
  * client-secret}, …), and in every setting that is a URL the userinfo's password and each {@code
  * password=}-style parameter ({@code ?password=}, {@code ;PASSWORD=}, {@code (password=…)}) — so
  * also the values that {@code ${?ENV}} overrides put there. Each is masked as written and in its
- * percent-decoded, percent-encoded and JSON-escaped forms, wherever it occurs, whatever its length;
- * in addition {@code name=value} parameters with a secret's name are masked by shape. Secrets are
- * never removed: a value once configured stays masked for the life of the process.
+ * percent-decoded, percent-encoded and JSON-escaped forms, wherever it occurs; in addition {@code
+ * name=value} parameters with a secret's name are masked by shape.
+ *
+ * <p>Which secrets: those of the config read last (a process reads one), those of every config a
+ * running worker holds ({@link #keep}), and those {@link #register}ed. A value shorter than {@value
+ * #MIN_LENGTH} characters is not masked by value: it would hide every occurrence of a digit or a
+ * short word in unrelated text (a password that short is still masked by shape, and no URL form
+ * that made a driver quote it is accepted).
  *
  * <p>Thread-safe; {@link #mask} takes no lock.
  */
@@ -40,34 +46,56 @@ public final class KnownSecrets {
   /** What replaces a secret. */
   public static final String MASK = Secrets.MASK;
 
+  /** The shortest value masked wherever it occurs. */
+  public static final int MIN_LENGTH = 6;
+
+  /** A config's secrets kept masked by a running worker until it closes this. */
+  public interface Held extends AutoCloseable {
+    /** Stops keeping them (the config read last and registered values stay masked). */
+    @Override
+    void close();
+  }
+
+  private static final Set<String> registered = new LinkedHashSet<>();
+  private static final Map<Held, List<String>> held = new IdentityHashMap<>();
+  private static List<String> lastRead = List.of();
+
   /** Every form of every secret, longest first, so that a secret is masked before its parts. */
   private static volatile List<String> forms = List.of();
 
   private KnownSecrets() {}
 
-  /**
-   * Masks {@code secret} from now on in everything {@link #mask} sees. A blank value is ignored.
-   */
+  /** Masks {@code secret} from now on, for the life of the process. A blank value is ignored. */
   public static synchronized void register(String secret) {
-    if (secret == null || secret.isBlank()) {
-      return;
-    }
-    Set<String> all = new LinkedHashSet<>(forms);
-    boolean added = false;
-    for (String form : formsOf(secret)) {
-      if (!form.isBlank() && !form.equals(MASK)) {
-        added |= all.add(form);
-      }
-    }
-    if (added) {
-      List<String> sorted = new ArrayList<>(all);
-      sorted.sort(Comparator.comparingInt(String::length).reversed());
-      forms = List.copyOf(sorted);
+    if (secret != null && registered.add(secret)) {
+      rebuild();
     }
   }
 
   /**
-   * {@code text} with every registered secret and every secret-named parameter value ({@code
+   * Keeps the secrets of {@code config} masked until the returned handle is closed, whatever config
+   * is read meanwhile: what a worker does while it runs.
+   */
+  public static synchronized Held keep(WorkerConfig config) {
+    List<String> secrets = secretsOf(config.source());
+    Held h =
+        new Held() {
+          @Override
+          public void close() {
+            synchronized (KnownSecrets.class) {
+              if (held.remove(this) != null) {
+                rebuild();
+              }
+            }
+          }
+        };
+    held.put(h, secrets);
+    rebuild();
+    return h;
+  }
+
+  /**
+   * {@code text} with every known secret and every secret-named parameter value ({@code
    * password=…}) replaced by {@value #MASK}; null stays null.
    */
   public static String mask(String text) {
@@ -84,26 +112,50 @@ public final class KnownSecrets {
   }
 
   /**
-   * Registers the secrets of a resolved config (see the class comment). An unresolved or otherwise
-   * unreadable config registers what it can.
+   * Makes the secrets of {@code config}, a config just read, those of the config read last (see the
+   * class comment). An unresolved or otherwise unreadable config gives what it can.
    */
-  static void registerFrom(Config config) {
+  static synchronized void configure(Config config) {
+    lastRead = secretsOf(config);
+    rebuild();
+  }
+
+  private static List<String> secretsOf(Config config) {
+    List<String> secrets = new ArrayList<>();
     try {
       for (Map.Entry<String, ConfigValue> e : config.entrySet()) {
         List<String> path = ConfigUtil.splitPath(e.getKey());
         boolean secretName = Secrets.isSecretName(path.get(path.size() - 1));
         for (String value : strings(e.getValue())) {
           if (secretName) {
-            register(value);
+            secrets.add(value);
           }
           if (value.contains("=") || value.contains("@")) {
-            Secrets.secretsIn(value).forEach(KnownSecrets::register);
+            secrets.addAll(Secrets.secretsIn(value));
           }
         }
       }
     } catch (ConfigException e) {
-      // Not resolved or not readable: the problem is reported by the caller; mask what was read.
+      // Not resolved or not readable: the caller reports the problem; mask what was read.
     }
+    return List.copyOf(secrets);
+  }
+
+  private static void rebuild() {
+    Set<String> all = new LinkedHashSet<>();
+    List<String> secrets = new ArrayList<>(registered);
+    secrets.addAll(lastRead);
+    held.values().forEach(secrets::addAll);
+    for (String secret : secrets) {
+      for (String form : formsOf(secret)) {
+        if (form.length() >= MIN_LENGTH && !form.isBlank() && !form.equals(MASK)) {
+          all.add(form);
+        }
+      }
+    }
+    List<String> sorted = new ArrayList<>(all);
+    sorted.sort(Comparator.comparingInt(String::length).reversed());
+    forms = List.copyOf(sorted);
   }
 
   private static List<String> strings(ConfigValue value) {

@@ -71,7 +71,7 @@ class KnownSecretsTest {
   }
 
   @Test
-  void a_config_registers_secret_settings_the_secrets_in_its_urls_and_nothing_else() {
+  void a_config_gives_its_secret_settings_the_secrets_in_its_urls_and_nothing_else() {
     String sqlPassword = unique("Sp");
     String urlPassword = unique("Up");
     String userInfo = unique("Ui");
@@ -83,7 +83,7 @@ class KnownSecretsTest {
     String notSecret = unique("Ns");
     String numeric =
         "7" + (100000000L + Math.abs(UUID.randomUUID().getLeastSignificantBits() % 899999999L));
-    KnownSecrets.registerFrom(
+    KnownSecrets.configure(
         ConfigFactory.parseString(
                 """
                 pubsub-worker {
@@ -121,6 +121,47 @@ class KnownSecretsTest {
     assertThat(KnownSecrets.mask(listToken)).isEqualTo(listToken);
     assertThat(KnownSecrets.mask(notSecret)).isEqualTo(notSecret);
     assertThat(KnownSecrets.mask("charset UTF-8")).isEqualTo("charset UTF-8");
+  }
+
+  @Test
+  void the_config_read_last_replaces_the_one_before_unless_a_worker_keeps_it() {
+    String first = unique("F1");
+    String second = unique("S2");
+    String kept = unique("K3");
+    KnownSecrets.configure(ConfigFactory.parseString("a.password = \"" + first + "\""));
+    assertThat(KnownSecrets.mask(first)).isEqualTo("***");
+    KnownSecrets.configure(ConfigFactory.parseString("a.password = \"" + second + "\""));
+    assertThat(KnownSecrets.mask(first)).isEqualTo(first);
+    assertThat(KnownSecrets.mask(second)).isEqualTo("***");
+
+    WorkerConfig running =
+        WorkerConfig.load(
+            ConfigFactory.parseString(
+                    """
+                    pubsub-worker {
+                      project-id = p
+                      lock-store.sql.password = "%s"
+                      subscriptions { orders { handler = orders } }
+                    }
+                    """
+                        .formatted(kept))
+                .withFallback(ConfigFactory.defaultReference())
+                .resolve());
+    KnownSecrets.Held held = KnownSecrets.keep(running);
+    KnownSecrets.configure(ConfigFactory.empty());
+    assertThat(KnownSecrets.mask(kept)).isEqualTo("***");
+    held.close();
+    held.close();
+    assertThat(KnownSecrets.mask(kept)).isEqualTo(kept);
+  }
+
+  @Test
+  void a_value_shorter_than_the_minimum_is_masked_only_by_shape() {
+    KnownSecrets.register("Zq1x7");
+    assertThat(KnownSecrets.mask("a Zq1x7 b")).isEqualTo("a Zq1x7 b");
+    assertThat(KnownSecrets.mask("?password=Zq1x7&x=1")).isEqualTo("?password=***&x=1");
+    KnownSecrets.register("Zq1x7w");
+    assertThat(KnownSecrets.mask("a Zq1x7w b")).isEqualTo("a *** b");
   }
 
   @Test
