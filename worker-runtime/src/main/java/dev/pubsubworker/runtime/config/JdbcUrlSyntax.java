@@ -119,18 +119,14 @@ final class JdbcUrlSyntax {
     String server = query < 0 ? url : url.substring(0, query);
     if (Secrets.userInfo(url).isPresent() || server.contains("@")) {
       return Optional.of(
-          "has user:password@ before the host, which PostgreSQL's driver does not read (it takes"
-              + " it for the host name and quotes it in its errors): "
-              + CREDENTIAL_SETTINGS
-              + ", or in the URL's user and password parameters (percent-encoded); a database"
-              + " name with '@' is written %40");
+          userInfoProblem(
+              "PostgreSQL's driver",
+              "the host name",
+              "user and password parameters (percent-encoded); a database name with '@' is"
+                  + " written %40"));
     }
     if (server.contains(";")) {
-      return Optional.of(
-          "has ';' before its parameters: PostgreSQL's driver reads no ;name=value settings (they"
-              + " become part of the database name, and its errors quote them); write parameters"
-              + " as ?name=value&name=value, and the password in lock-store.sql.password or in the"
-              + " URL's password parameter (percent-encoded)");
+      return Optional.of(semicolonProblem("PostgreSQL's driver", " (percent-encoded)"));
     }
     if (query < 0) {
       return Optional.empty();
@@ -192,18 +188,14 @@ final class JdbcUrlSyntax {
     String server = query < 0 ? rest : rest.substring(0, query);
     if (Secrets.userInfo(url).isPresent() || rest.substring(0, hostsEnd).contains("@")) {
       return Optional.of(
-          "has user:password@ before the host, which MariaDB Connector/J does not read (it takes"
-              + " it for the host and port and quotes it in its errors): "
-              + CREDENTIAL_SETTINGS
-              + ", or in the URL's user and password parameters (taken as written: the driver"
-              + " does not percent-decode, so a password in the URL cannot hold '&')");
+          userInfoProblem(
+              "MariaDB Connector/J",
+              "the host and port",
+              "user and password parameters (taken as written: the driver does not"
+                  + " percent-decode, so a password in the URL cannot hold '&')"));
     }
     if (server.contains(";")) {
-      return Optional.of(
-          "has ';' before its parameters: MariaDB Connector/J reads no ;name=value settings (they"
-              + " become part of the database name, and its errors quote them); write parameters"
-              + " as ?name=value&name=value, and the password in lock-store.sql.password or in the"
-              + " URL's password parameter");
+      return Optional.of(semicolonProblem("MariaDB Connector/J", ""));
     }
     return Optional.empty();
   }
@@ -217,10 +209,7 @@ final class JdbcUrlSyntax {
       if ((slash < 0 ? server : server.substring(0, slash)).contains("@")
           || Secrets.userInfo(url).isPresent()) {
         return Optional.of(
-            "has user:password@ before the host, which H2 does not read (it takes it for the host"
-                + " and port and quotes it in its errors): "
-                + CREDENTIAL_SETTINGS
-                + ", or in the URL's ;USER and ;PASSWORD settings");
+            userInfoProblem("H2", "the host and port", ";USER and ;PASSWORD settings"));
       }
     }
     if (QUESTION_PARAMETER.matcher(url).find()) {
@@ -230,6 +219,26 @@ final class JdbcUrlSyntax {
               + " lock-store.sql.password or the URL's ;PASSWORD setting");
     }
     return Optional.empty();
+  }
+
+  private static String userInfoProblem(String driver, String readAs, String urlForm) {
+    return "has user:password@ before the host, which "
+        + driver
+        + " does not read (it takes it for "
+        + readAs
+        + " and quotes it in its errors): "
+        + CREDENTIAL_SETTINGS
+        + ", or in the URL's "
+        + urlForm;
+  }
+
+  private static String semicolonProblem(String driver, String encoding) {
+    return "has ';' before its parameters: "
+        + driver
+        + " reads no ;name=value settings (they become part of the database name, and its errors"
+        + " quote them); write parameters as ?name=value&name=value, and the password in"
+        + " lock-store.sql.password or in the URL's password parameter"
+        + encoding;
   }
 
   /** Whether the bundled MariaDB driver, not another one, takes a {@code jdbc:mysql:} URL. */
