@@ -209,6 +209,10 @@ class NoPasswordInAnyOutputTest {
     return SQL + "jdbc-url = \"" + q(jdbcUrl) + "\"" + more + " }";
   }
 
+  private static String redis(String uri) {
+    return "type = redis, redis.uri = \"" + q(uri) + "\"";
+  }
+
   private static String hostPort(String url) {
     return url.replaceFirst("^[a-z:]+//(?:[^@/]*@)?([^/?]+).*$", "$1");
   }
@@ -226,14 +230,15 @@ class NoPasswordInAnyOutputTest {
 
     // PostgreSQL: forms pgjdbc cannot read (refused), then forms it reads.
     String pgUserInfo = "jdbc:postgresql://" + pgUser + ":%s@" + pgAt + "/test";
-    forms.add(form("pg userinfo", true, "-", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with @", true, "@", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with &x=", true, "&=", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with ;x=", true, ";=", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with ?x=", true, "?=", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with /", true, "/", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with #", true, "#", p -> sql(pgUserInfo.formatted(p), "")));
-    forms.add(form("pg userinfo with :", true, "::", p -> sql(pgUserInfo.formatted(p), "")));
+    // A password holding each delimiter that ends a part of a URL.
+    for (String separators : List.of("-", "@", "&=", ";=", "?=", "/", "#", "::")) {
+      forms.add(
+          form(
+              "pg userinfo with " + separators,
+              true,
+              separators,
+              p -> sql(pgUserInfo.formatted(p), "")));
+    }
     forms.add(
         form(
             "pg userinfo percent-encoded",
@@ -249,30 +254,19 @@ class NoPasswordInAnyOutputTest {
                 sql(
                     "jdbc:postgresql://" + pgAt + "/test;password=" + p,
                     ", user = \"" + pgUser + "\"")));
-    forms.add(
-        form(
-            "pg raw + in ?password=",
-            true,
-            "+",
-            p -> sql("jdbc:postgresql://127.0.0.1:9/test?user=root&password=" + p, "")));
+    String pgDown = "jdbc:postgresql://127.0.0.1:9/test?user=root&password=";
+    forms.add(form("pg raw + in ?password=", true, "+", p -> sql(pgDown + p, "")));
     forms.add(
         form(
             "pg ?password= not valid percent-encoding",
             true,
             "%",
-            p -> sql("jdbc:postgresql://127.0.0.1:9/test?user=root&password=" + p + "%zz", "")));
-    forms.add(
-        form(
-            "pg ?password=, store down",
-            false,
-            "-",
-            p -> sql("jdbc:postgresql://127.0.0.1:9/test?user=root&password=" + p, "")));
+            p -> sql(pgDown + p + "%zz", "")));
+    forms.add(form("pg ?password=, store down", false, "-", p -> sql(pgDown + p, "")));
     forms.add(
         form(
             "pg ?password= percent-encoded @:/?#&;=%+, store down",
-            false,
-            "@:/?#&;=%+",
-            p -> sql("jdbc:postgresql://127.0.0.1:9/test?user=root&password=" + enc(p), "")));
+            false, "@:/?#&;=%+", p -> sql(pgDown + enc(p), "")));
     forms.add(
         form(
             "pg ?PASSWORD= and ?sslpassword=, store down",
@@ -456,23 +450,17 @@ class NoPasswordInAnyOutputTest {
 
     // Redis (Lettuce).
     forms.add(
-        form(
-            "redis userinfo, down",
-            false,
-            "-",
-            p -> "type = redis, redis.uri = \"redis://:" + p + "@127.0.0.1:9\""));
+        form("redis userinfo, down", false, "-", p -> redis("redis://:" + p + "@127.0.0.1:9")));
     forms.add(
         form(
             "redis user and password, real server",
             false,
             "-",
-            p -> "type = redis, redis.uri = \"redis://default:" + p + "@" + redisAt + "\""));
+            p -> redis("redis://default:" + p + "@" + redisAt)));
     forms.add(
         form(
             "redis password percent-encoded @:/?#&;=%+, down",
-            false,
-            "@:/?#&;=%+",
-            p -> "type = redis, redis.uri = \"redis://u:" + enc(p) + "@127.0.0.1:9/0\""));
+            false, "@:/?#&;=%+", p -> redis("redis://u:" + enc(p) + "@127.0.0.1:9/0")));
     forms.add(
         form(
             "rediss (TLS) against a plain server",
@@ -490,49 +478,44 @@ class NoPasswordInAnyOutputTest {
             "redis password as the whole userinfo, down",
             false,
             "-",
-            p -> "type = redis, redis.uri = \"redis://" + p + "@127.0.0.1:9\""));
+            p -> redis("redis://" + p + "@127.0.0.1:9")));
     forms.add(
         form(
             "redis unknown host",
             false,
             "-",
-            p -> "type = redis, redis.uri = \"redis://:" + p + "@no-such-host.invalid:6379\""));
+            p -> redis("redis://:" + p + "@no-such-host.invalid:6379")));
     forms.add(
         form(
             "redis-sentinel, down",
             false,
             "-",
-            p -> "type = redis, redis.uri = \"redis-sentinel://:" + p + "@127.0.0.1:9#mymaster\""));
+            p -> redis("redis-sentinel://:" + p + "@127.0.0.1:9#mymaster")));
     forms.add(
         form(
             "redis raw # in the password",
             true,
             "#",
-            p -> "type = redis, redis.uri = \"redis://:" + p + "@127.0.0.1:9\""));
+            p -> redis("redis://:" + p + "@127.0.0.1:9")));
     forms.add(
         form(
             "redis raw / in the password",
             true,
             "/",
-            p -> "type = redis, redis.uri = \"redis://:" + p + "@127.0.0.1:9\""));
+            p -> redis("redis://:" + p + "@127.0.0.1:9")));
     forms.add(
         form(
             "redis raw ? in the password",
             true,
             "?",
-            p -> "type = redis, redis.uri = \"redis://u:" + p + "@127.0.0.1:9\""));
+            p -> redis("redis://u:" + p + "@127.0.0.1:9")));
     forms.add(
         form(
             "redis raw space in the password",
             true,
             " ",
-            p -> "type = redis, redis.uri = \"redis://u:" + p + "@127.0.0.1:9\""));
-    forms.add(
-        form(
-            "redis ?password=",
-            true,
-            "-",
-            p -> "type = redis, redis.uri = \"redis://127.0.0.1:9?password=" + p + "\""));
+            p -> redis("redis://u:" + p + "@127.0.0.1:9")));
+    forms.add(form("redis ?password=", true, "-", p -> redis("redis://127.0.0.1:9?password=" + p)));
     return forms;
   }
 
