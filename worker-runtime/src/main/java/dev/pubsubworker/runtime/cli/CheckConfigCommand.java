@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
@@ -7,6 +8,7 @@ import dev.pubsubworker.runtime.plugin.PluginLoader;
 import dev.pubsubworker.runtime.pubsub.CrashRecovery;
 import dev.pubsubworker.runtime.worker.Worker;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.UnaryOperator;
@@ -47,7 +49,9 @@ final class CheckConfigCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
-    PrintWriter out = spec.commandLine().getOut();
+    // The echo is printed masked (KnownSecrets): a URL or plugin setting can hold a secret.
+    StringWriter echo = new StringWriter();
+    PrintWriter out = new PrintWriter(echo);
     out.println("config OK");
     out.println("project:      " + settings.projectId());
     out.println(
@@ -78,6 +82,8 @@ final class CheckConfigCommand implements Callable<Integer> {
       out.println("    after a crash: messages run again " + CrashRecovery.of(s).describe());
     }
     out.flush();
+    spec.commandLine().getOut().print(KnownSecrets.mask(echo.toString()));
+    spec.commandLine().getOut().flush();
     return ExitCodes.OK;
   }
 

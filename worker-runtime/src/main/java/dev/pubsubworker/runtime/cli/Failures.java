@@ -3,9 +3,11 @@ package dev.pubsubworker.runtime.cli;
 import com.google.inject.ProvisionException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import dev.pubsubworker.runtime.config.LockStoreConfig;
 import dev.pubsubworker.runtime.pubsub.SubscriptionUnavailableException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
 
 /**
@@ -18,7 +20,7 @@ public final class Failures {
 
   /**
    * Prints {@code e} for an operator: one line per configuration problem, else one line; the stack
-   * trace only when verbose.
+   * trace only when verbose. Every configured secret in it is masked ({@link KnownSecrets}).
    *
    * @return the exit code: {@link ExitCodes#BAD_CONFIG} for a configuration problem, {@link
    *     ExitCodes#UNAVAILABLE} for a subscription, lock store or port it cannot have, else {@link
@@ -33,6 +35,19 @@ public final class Failures {
    * dev.pubsubworker.runtime.config.LockStoreConfig#where()}) in a lock-store failure's line.
    */
   static int report(Throwable thrown, PrintWriter err, boolean verbose, LockStoreConfig store) {
+    // Rendered into a buffer and printed masked: a driver's message or a stack trace can quote a
+    // configured password.
+    StringWriter buffer = new StringWriter();
+    PrintWriter text = new PrintWriter(buffer);
+    int code = render(thrown, text, verbose, store);
+    text.flush();
+    err.print(KnownSecrets.mask(buffer.toString()));
+    err.flush();
+    return code;
+  }
+
+  private static int render(
+      Throwable thrown, PrintWriter err, boolean verbose, LockStoreConfig store) {
     Throwable e = unwrap(thrown);
     if (e instanceof InvalidConfigException invalid) {
       err.println("error: " + invalid.getMessage());
@@ -48,7 +63,6 @@ public final class Failures {
     } else if (!(e instanceof InvalidConfigException)) {
       err.println("(run with --verbose for the stack trace)");
     }
-    err.flush();
     if (e instanceof InvalidConfigException) {
       return ExitCodes.BAD_CONFIG;
     }
@@ -62,7 +76,7 @@ public final class Failures {
    * A command-line argument that cannot be used: one plain line, exit {@link ExitCodes#BAD_CONFIG}.
    */
   static int badArgument(PrintWriter err, String problem) {
-    err.println("error: " + problem);
+    err.println("error: " + KnownSecrets.mask(problem));
     err.flush();
     return ExitCodes.BAD_CONFIG;
   }

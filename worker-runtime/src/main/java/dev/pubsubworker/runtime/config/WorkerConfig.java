@@ -136,6 +136,7 @@ public record WorkerConfig(
     }
     // A misplaced root hides every setting under it: report that alone, not its consequences
     // ("project-id is required", ...).
+    KnownSecrets.configure(parsed);
     List<ConfigProblem> rootProblems = unknownRootKeys(own, loader);
     if (!rootProblems.isEmpty()) {
       throw new InvalidConfigException(rootProblems);
@@ -198,11 +199,15 @@ public record WorkerConfig(
   }
 
   /**
-   * Reads and checks the settings under {@value #ROOT} of a loaded, resolved config.
+   * Reads and checks the settings under {@value #ROOT} of a loaded, resolved config. Before
+   * anything else, hands the secrets it holds to {@link KnownSecrets}, which masks them in
+   * everything the process prints from then on (as the config read last).
    *
    * @throws InvalidConfigException listing every problem found
    */
   public static WorkerConfig load(Config config) {
+    // First of all, so that no problem, log line or error about this config can show a secret.
+    KnownSecrets.configure(config);
     List<ConfigProblem> problems = new ArrayList<>();
     if (!config.hasPath(ROOT)) {
       throw new InvalidConfigException(

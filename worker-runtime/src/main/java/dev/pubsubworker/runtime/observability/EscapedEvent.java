@@ -5,40 +5,59 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.LoggerContextVO;
 import ch.qos.logback.classic.spi.StackTraceElementProxy;
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.slf4j.Marker;
 import org.slf4j.event.KeyValuePair;
 
 /**
  * A view of a logging event in which every value that can come from outside the code — the
  * formatted message and its arguments, MDC values, key-value pairs, the thread and logger names and
- * exception messages — has its control characters escaped ({@link ControlCharacters}). The text
- * layout renders this view, so one event is one line (plus, for an exception, its stack trace,
- * whose lines are the JVM's own).
+ * exception messages — is passed through one function: by default its control characters are
+ * escaped ({@link ControlCharacters}), and the layouts also mask the configured secrets in it
+ * ({@link #masked}). The text layout renders this view, so one event is one line (plus, for an
+ * exception, its stack trace, whose lines are the JVM's own).
  */
 final class EscapedEvent implements ILoggingEvent {
 
   private final ILoggingEvent event;
+  private final UnaryOperator<String> escape;
   private final Map<String, String> mdc;
 
+  /** The event with control characters escaped and the configured secrets masked. */
   EscapedEvent(ILoggingEvent event) {
+    this(event, s -> ControlCharacters.escape(KnownSecrets.mask(s)));
+  }
+
+  /**
+   * The event with the configured secrets masked ({@link KnownSecrets#mask}), and nothing else
+   * changed: what the JSON layout renders, which escapes by itself.
+   */
+  static EscapedEvent masked(ILoggingEvent event) {
+    return new EscapedEvent(event, KnownSecrets::mask);
+  }
+
+  /** The event with {@code escape} applied to every value that can come from outside the code. */
+  EscapedEvent(ILoggingEvent event, UnaryOperator<String> escape) {
     this.event = event;
+    this.escape = escape;
     Map<String, String> raw = event.getMDCPropertyMap();
     if (raw == null || raw.isEmpty()) {
       this.mdc = raw;
     } else {
       Map<String, String> escaped = new LinkedHashMap<>();
-      raw.forEach((k, v) -> escaped.put(ControlCharacters.escape(k), ControlCharacters.escape(v)));
+      raw.forEach((k, v) -> escaped.put(escape.apply(k), escape.apply(v)));
       this.mdc = escaped;
     }
   }
 
   @Override
   public String getThreadName() {
-    return ControlCharacters.escape(event.getThreadName());
+    return escape.apply(event.getThreadName());
   }
 
   @Override
@@ -48,7 +67,7 @@ final class EscapedEvent implements ILoggingEvent {
 
   @Override
   public String getMessage() {
-    return ControlCharacters.escape(event.getMessage());
+    return escape.apply(event.getMessage());
   }
 
   @Override
@@ -59,19 +78,19 @@ final class EscapedEvent implements ILoggingEvent {
     }
     Object[] escaped = new Object[args.length];
     for (int i = 0; i < args.length; i++) {
-      escaped[i] = args[i] == null ? null : ControlCharacters.escape(String.valueOf(args[i]));
+      escaped[i] = args[i] == null ? null : escape.apply(String.valueOf(args[i]));
     }
     return escaped;
   }
 
   @Override
   public String getFormattedMessage() {
-    return ControlCharacters.escape(event.getFormattedMessage());
+    return escape.apply(event.getFormattedMessage());
   }
 
   @Override
   public String getLoggerName() {
-    return ControlCharacters.escape(event.getLoggerName());
+    return escape.apply(event.getLoggerName());
   }
 
   @Override
@@ -82,7 +101,7 @@ final class EscapedEvent implements ILoggingEvent {
   @Override
   public IThrowableProxy getThrowableProxy() {
     IThrowableProxy thrown = event.getThrowableProxy();
-    return thrown == null ? null : new EscapedThrowable(thrown);
+    return thrown == null ? null : new EscapedThrowable(thrown, escape);
   }
 
   @Override
@@ -141,8 +160,8 @@ final class EscapedEvent implements ILoggingEvent {
         .map(
             p ->
                 new KeyValuePair(
-                    ControlCharacters.escape(p.key),
-                    p.value == null ? null : ControlCharacters.escape(String.valueOf(p.value))))
+                    escape.apply(p.key),
+                    p.value == null ? null : escape.apply(String.valueOf(p.value))))
         .toList();
   }
 
@@ -152,10 +171,11 @@ final class EscapedEvent implements ILoggingEvent {
   }
 
   /** An exception whose messages (its own, its causes', its suppressed ones') are escaped. */
-  private record EscapedThrowable(IThrowableProxy thrown) implements IThrowableProxy {
+  private record EscapedThrowable(IThrowableProxy thrown, UnaryOperator<String> escape)
+      implements IThrowableProxy {
     @Override
     public String getMessage() {
-      return ControlCharacters.escape(thrown.getMessage());
+      return escape.apply(thrown.getMessage());
     }
 
     @Override
@@ -176,7 +196,7 @@ final class EscapedEvent implements ILoggingEvent {
     @Override
     public IThrowableProxy getCause() {
       IThrowableProxy cause = thrown.getCause();
-      return cause == null ? null : new EscapedThrowable(cause);
+      return cause == null ? null : new EscapedThrowable(cause, escape);
     }
 
     @Override
@@ -187,7 +207,7 @@ final class EscapedEvent implements ILoggingEvent {
       }
       IThrowableProxy[] escaped = new IThrowableProxy[suppressed.length];
       for (int i = 0; i < suppressed.length; i++) {
-        escaped[i] = new EscapedThrowable(suppressed[i]);
+        escaped[i] = new EscapedThrowable(suppressed[i], escape);
       }
       return escaped;
     }

@@ -38,6 +38,8 @@ import java.util.TreeMap;
  *       line to the trace. Any other MDC entry goes into an {@code mdc} object.
  * </ul>
  *
+ * Every configured secret is masked in every value ({@link
+ * dev.pubsubworker.runtime.config.KnownSecrets}), also in exception messages and stack traces.
  * Strings are escaped per RFC 8259 (quotes, backslashes, every control character) and an unpaired
  * surrogate becomes U+FFFD, so a line is always valid JSON in valid UTF-8 whatever a message
  * contains. Thread-safe.
@@ -54,7 +56,9 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
   public JsonLogLayout() {}
 
   @Override
-  public String doLayout(ILoggingEvent event) {
+  public String doLayout(ILoggingEvent raw) {
+    // Configured secrets are masked in every value before it is escaped (KnownSecrets).
+    ILoggingEvent event = EscapedEvent.masked(raw);
     StringBuilder json = new StringBuilder(256);
     json.append('{');
     field(json, "time", DateTimeFormatter.ISO_INSTANT.format(time(event)));

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -231,7 +232,8 @@ final class ObservabilityHttpServer {
   private record Response(int status, String contentType, String body) {}
 
   private static Response verdict(Health.Verdict v) {
-    return new Response(v.ok() ? 200 : 503, TEXT, v.text() + "\n");
+    // The reasons quote store and subscriber errors, which can quote a configured secret.
+    return new Response(v.ok() ? 200 : 503, TEXT, KnownSecrets.mask(v.text()) + "\n");
   }
 
   /** One client connection: reads one request head, then writes one answer and closes. */
@@ -330,7 +332,10 @@ final class ObservabilityHttpServer {
       return new Exchange(method, route.get(), false);
     } catch (RuntimeException e) {
       log.warn("metrics or health endpoint failed", e);
-      return new Exchange(method, new Response(500, TEXT, "internal error: " + e + "\n"), false);
+      return new Exchange(
+          method,
+          new Response(500, TEXT, "internal error: " + KnownSecrets.mask(e.toString()) + "\n"),
+          false);
     }
   }
 

@@ -31,6 +31,10 @@ import java.util.Locale;
  * so one event is one line; only an exception's stack trace adds lines, each the JVM's own. The
  * pattern may use {@code %mdcFields}: the dispatcher's MDC fields that are present. JSON lines
  * escape per RFC 8259 ({@link JsonLogLayout}).
+ *
+ * <p>In both formats every configured secret (a store password, the password in a store URL, …) is
+ * masked as {@code ***} in every value, the lines of libraries included ({@link
+ * dev.pubsubworker.runtime.config.KnownSecrets}).
  */
 public final class WorkerLogEncoder extends EncoderBase<ILoggingEvent> {
 

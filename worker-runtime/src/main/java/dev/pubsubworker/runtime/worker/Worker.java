@@ -19,6 +19,7 @@ import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
+import dev.pubsubworker.runtime.config.KnownSecrets;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
@@ -85,6 +86,7 @@ public final class Worker {
   private volatile PubSubConnection connection;
   private volatile SubscriptionSet subscriptions;
   private volatile SubscriptionGuards guards;
+  private volatile KnownSecrets.Held secrets;
   private volatile Map<String, TerminalFailures> terminalFailures = Map.of();
 
   private Worker(
@@ -215,6 +217,8 @@ public final class Worker {
   }
 
   private void open() {
+    // While it runs, this worker's secrets stay masked even if another config is read meanwhile.
+    secrets = KnownSecrets.keep(config);
     Map<String, MessageHandler> handlers = handlers();
     try {
       // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
@@ -397,6 +401,10 @@ public final class Worker {
     PubSubConnection c = connection;
     if (c != null) {
       c.close();
+    }
+    KnownSecrets.Held s = secrets;
+    if (s != null) {
+      s.close();
     }
   }
 

@@ -19,7 +19,8 @@ class CheckConfigCommandTest {
   }
 
   @Test
-  void a_jdbc_url_with_a_password_in_userinfo_and_in_the_query_prints_neither() throws IOException {
+  void a_jdbc_url_with_a_password_in_the_query_and_the_password_setting_prints_neither()
+      throws IOException {
     Path file =
         write(
             """
@@ -29,7 +30,7 @@ class CheckConfigCommandTest {
               lock-store {
                 type = sql
                 sql {
-                  jdbc-url = "jdbc:postgresql://app:p@ss:w%2Frd@db:5432/orders?password=0t@her&ssl=true"
+                  jdbc-url = "jdbc:postgresql://db:5432/orders?user=app&password=0t@her%2F&ssl=true"
                   password = "th1rd"
                 }
               }
@@ -39,11 +40,37 @@ class CheckConfigCommandTest {
     CliRun run = CliRun.of("check-config", "--config", file.toString());
     assertThat(run.exitCode()).isZero();
     assertThat(run.out())
-        .contains("jdbc:postgresql://app:***@db:5432/orders?password=***&ssl=true")
-        .doesNotContain("p@ss")
-        .doesNotContain("w%2Frd")
+        .contains("jdbc:postgresql://db:5432/orders?user=app&password=***&ssl=true")
+        .contains("password=***,")
         .doesNotContain("0t@her")
         .doesNotContain("th1rd");
+  }
+
+  @Test
+  void a_jdbc_url_with_a_password_in_userinfo_is_refused_without_printing_it() throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-worker {
+              project-id = shop
+              lock-store {
+                type = sql
+                sql.jdbc-url = "jdbc:postgresql://app:p@ss:w%2Frd@db:5432/orders?ssl=true"
+              }
+              subscriptions { orders { handler = orders } }
+            }
+            """);
+    CliRun run = CliRun.of("check-config", "--config", file.toString());
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(run.err())
+        .startsWith(
+            "error: 1 configuration problem\n  pubsub-worker.lock-store.sql.jdbc-url: has"
+                + " user:password@ before the host, which PostgreSQL's driver does not read")
+        .contains("put the user and password in lock-store.sql.user and lock-store.sql.password")
+        .doesNotContain("p@ss")
+        .doesNotContain("w%2Frd")
+        .doesNotContain("w/rd");
+    assertThat(run.out()).isEmpty();
   }
 
   @Test

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -64,6 +65,25 @@ class SecretsTest {
         row(
             "jdbc:oracle:thin:app/s3cret@db:1521/orders",
             "jdbc:oracle:thin:app/***@db:1521/orders"),
+        // A password holding what also starts parameters: ?x=, &x=, ;x= (once shown in full).
+        row("jdbc:mariadb://app:a&x=1@db/orders", "jdbc:mariadb://app:***@db/orders", "a&x=1"),
+        row("jdbc:mariadb://app:a;x=1@db/orders", "jdbc:mariadb://app:***@db/orders", "a;x=1"),
+        row(
+            "jdbc:postgresql://app:a?x=1@db/orders",
+            "jdbc:postgresql://app:***@db/orders",
+            "a?x=1"),
+        row(
+            "jdbc:postgresql://app:q?password=w@db/orders?ssl=true",
+            "jdbc:postgresql://app:***@db/orders?ssl=true",
+            "q?password=w"),
+        row(
+            "jdbc:postgresql://app:x@y.com/z@db:5432/orders",
+            "jdbc:postgresql://app:***@db:5432/orders",
+            "x@y.com/z"),
+        row(
+            "jdbc:postgresql://app:p#w@db1:5432,db2:5433/orders",
+            "jdbc:postgresql://app:***@db1:5432,db2:5433/orders",
+            "p#w"),
         // Redis.
         row("redis://:s3cret@cache:6379", "redis://:***@cache:6379"),
         row("rediss://app:s3cret@cache:6380/2", "rediss://app:***@cache:6380/2"),
@@ -79,12 +99,65 @@ class SecretsTest {
         row("redis://cache:6379/0", "redis://cache:6379/0"),
         row(
             "jdbc:h2:mem:pubsub-worker;DB_CLOSE_DELAY=-1",
-            "jdbc:h2:mem:pubsub-worker;DB_CLOSE_DELAY=-1"));
+            "jdbc:h2:mem:pubsub-worker;DB_CLOSE_DELAY=-1"),
+        row(
+            "jdbc:postgresql://db:5432/orders?user=ops@example.com&ssl=true",
+            "jdbc:postgresql://db:5432/orders?user=ops@example.com&ssl=true"),
+        row("jdbc:h2:tcp://db/~/a@b", "jdbc:h2:tcp://db/~/a@b"));
   }
 
   private static Arguments row(String url, String masked, String... secrets) {
     List<String> s = secrets.length == 0 ? List.of("s3cret") : List.of(secrets);
     return Arguments.of(url, masked, s);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("urls")
+  void the_secrets_found_are_the_ones_the_url_holds(
+      String url, String masked, List<String> secrets) {
+    if (url.equals(masked)) {
+      assertThat(Secrets.secretsIn(url)).isEmpty();
+    } else {
+      List<String> found = Secrets.secretsIn(url);
+      for (String secret : secrets) {
+        assertThat(found).as(url).anyMatch(f -> f.contains(secret));
+      }
+    }
+  }
+
+  @Test
+  void only_names_that_hold_a_secret_give_values_to_mask_everywhere() {
+    assertThat(
+            List.of(
+                "password",
+                "PASSWORD",
+                "sslpassword",
+                "trustStorePassword",
+                "pwd",
+                "pass",
+                "token",
+                "access_token",
+                "client_secret",
+                "client-secret",
+                "api-key",
+                "apiKey",
+                "credentials",
+                "private-key",
+                "db.pwd"))
+        .allMatch(Secrets::isSecretName);
+    assertThat(
+            List.of(
+                "passwordCharacterEncoding",
+                "sslpasswordcallback",
+                "bypass",
+                "user",
+                "key",
+                "key-prefix",
+                "max-tokens",
+                "token-ttl",
+                "hash-tag"))
+        .noneMatch(Secrets::isSecretName);
+    assertThat(Secrets.secretsIn("jdbc:mariadb://db/x?passwordCharacterEncoding=UTF-8")).isEmpty();
   }
 
   @ParameterizedTest(name = "{0}")

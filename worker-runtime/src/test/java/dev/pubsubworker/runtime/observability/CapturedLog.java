@@ -13,12 +13,13 @@ import org.slf4j.LoggerFactory;
 /**
  * Every log event of the process, encoded by the worker's own {@link WorkerLogEncoder} in one
  * format ({@code text} or {@code json}), while attached to the root logger; the worker's loggers
- * run at DEBUG meanwhile. {@link #close()} detaches it and restores their level.
+ * run at DEBUG meanwhile. {@link #close()} detaches it and restores their level. Public for the
+ * tests of other packages that check what the log shows.
  */
-final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoCloseable {
+public final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoCloseable {
 
   /** One encoded event per entry, as the console would have printed it. */
-  final List<String> events = new CopyOnWriteArrayList<>();
+  public final List<String> events = new CopyOnWriteArrayList<>();
 
   private final WorkerLogEncoder encoder = new WorkerLogEncoder();
   private final Logger workerLogger;
@@ -38,7 +39,7 @@ final class CapturedLog extends AppenderBase<ILoggingEvent> implements AutoClose
   }
 
   /** Starts capturing, encoded in {@code format} ({@code text} or {@code json}). */
-  static CapturedLog attach(String format) {
+  public static CapturedLog attach(String format) {
     return new CapturedLog((LoggerContext) LoggerFactory.getILoggerFactory(), format);
   }
 

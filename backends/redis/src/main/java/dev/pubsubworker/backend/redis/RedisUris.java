@@ -5,12 +5,22 @@ import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Reads the {@code uri} setting into the driver's {@link RedisURI}, and describes one without its
- * credentials. No message here ever repeats the URI, since it can carry a password.
+ * credentials. No message here ever repeats the URI, since it can carry a password. Refuses the
+ * forms the driver would misread: an unencoded {@code / ? #} in the password (the rest of it would
+ * become path, query or fragment) and a {@code ?password=} parameter (the driver reads none).
  */
 final class RedisUris {
+
+  /** A query parameter meant to carry a secret, which Lettuce does not read. */
+  private static final Pattern SECRET_PARAMETER =
+      Pattern.compile(
+          "(?i)(?:^|[&;])\\s*([\\w.-]*(?:password|passwd|pwd|pass|auth|secret|token|credentials?))"
+              + "\\s*=");
 
   private RedisUris() {}
 
@@ -46,6 +56,27 @@ final class RedisUris {
                   + " scheme was '"
                   + scheme
                   + "'");
+    }
+    // A password with a raw '/', '?' or '#' ends the authority early: the rest, the password's
+    // tail with the '@' and host, would be read as path, query or fragment.
+    for (String part :
+        new String[] {parsed.getRawPath(), parsed.getRawQuery(), parsed.getRawFragment()}) {
+      if (part != null && part.contains("@")) {
+        throw new IllegalArgumentException(
+            "uri has an '@' after the host: percent-encode reserved characters in the user and"
+                + " password (@ as %40, / as %2F, ? as %3F, # as %23)");
+      }
+    }
+    if (parsed.getRawQuery() != null) {
+      Matcher secret = SECRET_PARAMETER.matcher(parsed.getRawQuery());
+      if (secret.find()) {
+        throw new IllegalArgumentException(
+            "uri has a '"
+                + secret.group(1)
+                + "' parameter, which the Redis driver ignores (it would connect without it): put"
+                + " the password in the userinfo, redis://:PASSWORD@host or"
+                + " redis://USER:PASSWORD@host (percent-encoded)");
+      }
     }
     if ((scheme.equals("redis") || scheme.equals("rediss")) && parsed.getHost() == null) {
       throw new IllegalArgumentException(

@@ -76,6 +76,45 @@ class RedisLockSettingsTest {
   }
 
   @Test
+  void forms_the_driver_would_misread_are_rejected_without_the_password() {
+    // An unencoded '#', '?' or '/' ends the authority: the password's tail and the host would
+    // become fragment, query or path, and the driver would connect elsewhere without it.
+    for (String bad :
+        new String[] {
+          "redis://:s3#cret@host:6379", "redis://u:s3?cret@host:6379", "rediss://u:s3/cret@host"
+        }) {
+      assertThatThrownBy(() -> RedisLockSettings.newBuilder().uri(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("has an '@' after the host: percent-encode")
+          .message()
+          .doesNotContain("cret");
+    }
+    // Lettuce reads no password parameter.
+    for (String bad :
+        new String[] {
+          "redis://host:6379?password=s3cret", "redis://host:6379/0?timeout=5s&PASSWORD=s3cret"
+        }) {
+      assertThatThrownBy(() -> RedisLockSettings.newBuilder().uri(bad))
+          .as(bad)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("parameter, which the Redis driver ignores")
+          .message()
+          .doesNotContain("s3cret");
+    }
+    assertThat(
+            RedisLockSettings.newBuilder()
+                .uri("redis://u:s3%23c%3Fr%2Fe%40t@host:6379/0?timeout=5s")
+                .build()
+                .redisUri()
+                .getCredentialsProvider()
+                .resolveCredentials()
+                .block()
+                .getPassword())
+        .containsExactly("s3#c?r/e@t".toCharArray());
+  }
+
+  @Test
   void key_prefix_and_hash_tag_are_validated() {
     assertRejected(() -> RedisLockSettings.newBuilder().keyPrefix(""), "keyPrefix must be 1 to");
     assertRejected(() -> RedisLockSettings.newBuilder().keyPrefix("x".repeat(257)), "but was 257");
