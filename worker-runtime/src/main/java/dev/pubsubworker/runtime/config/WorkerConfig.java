@@ -107,6 +107,24 @@ public record WorkerConfig(
   static final int MAX_POOL_SIZE = 1000;
 
   /**
+   * The shortest {@code lock-store-stuck-after} (and {@code handler-stuck-after}, when set): a
+   * healthy lock-store call or handler can take that long under ordinary load, so a shorter bound
+   * would have Kubernetes restart healthy pods.
+   */
+  static final Duration MIN_STUCK_AFTER = Duration.ofSeconds(1);
+
+  /**
+   * The shortest {@code pubsub-stream-settle-time}: a reconnect takes the client at least 100 ms.
+   */
+  static final Duration MIN_STREAM_SETTLE = Duration.ofMillis(100);
+
+  /**
+   * The longest {@code pubsub-stream-settle-time}: the client closes a stream its server has not
+   * answered for 15 s after a keep-alive, so a stream that needs longer to count as up never does.
+   */
+  static final Duration MAX_STREAM_SETTLE = Duration.ofSeconds(15);
+
+  /**
    * Loads {@code file} the way the process does: system properties override the file, which
    * overrides every {@code reference.conf} on the class path; {@code ${?ENV}} substitutions are
    * resolved.
@@ -256,7 +274,9 @@ public record WorkerConfig(
             httpHost,
             obs.duration("lock-store-probe-interval", Duration.ofMillis(100)),
             obs.positiveDuration("lock-store-stale-after"),
-            obs.positiveDuration("lock-store-stuck-after"),
+            obs.duration("lock-store-stuck-after", MIN_STUCK_AFTER),
+            handlerStuckAfter(obs),
+            obs.duration("pubsub-stream-settle-time", MIN_STREAM_SETTLE, MAX_STREAM_SETTLE),
             readTracing(obs.object("tracing")));
     if (!obs.failed("lock-store-stale-after")
         && !obs.failed("lock-store-probe-interval")
@@ -662,6 +682,21 @@ public record WorkerConfig(
             "guard");
       }
     }
+  }
+
+  /** {@code handler-stuck-after}: 0s (off), or at least {@link #MIN_STUCK_AFTER}. */
+  private static Duration handlerStuckAfter(SettingsReader obs) {
+    Duration d = obs.duration("handler-stuck-after", Duration.ZERO);
+    if (!obs.failed("handler-stuck-after") && !d.isZero() && d.compareTo(MIN_STUCK_AFTER) < 0) {
+      obs.problem(
+          "handler-stuck-after",
+          "must be 0s (off) or at least "
+              + SettingsReader.human(MIN_STUCK_AFTER)
+              + ", but was "
+              + SettingsReader.human(d));
+      return Duration.ZERO;
+    }
+    return d;
   }
 
   /** {@code host:port} (or {@code [v6]:port}) with a port in 1..65535; empty passes. */

@@ -75,6 +75,13 @@ public final class MetricNames {
    */
   public static final String LOCK_STORE_OLDEST_CALL = PREFIX + "lock.store.oldest.call.age";
 
+  /**
+   * Gauge, seconds, tag {@link #SUBSCRIPTION}: how long the subscription's oldest delivery in
+   * progress on a handler thread (claim, handler, DONE) has been running, 0 when none is ({@code
+   * /healthz} fails once it exceeds {@code handler-stuck-after}, when that is set).
+   */
+  public static final String HANDLER_OLDEST_AGE = PREFIX + "handler.oldest.age";
+
   /** Gauge: lock-store calls in progress (claims, DONE writes, releases, extensions). */
   public static final String LOCK_STORE_CALLS_IN_PROGRESS = PREFIX + "lock.store.calls.in.progress";
 

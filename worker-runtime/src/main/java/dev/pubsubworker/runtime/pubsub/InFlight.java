@@ -5,6 +5,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -33,6 +34,10 @@ final class InFlight {
     final Thread thread;
     final Reply reply;
     final AtomicBoolean settled;
+
+    /** When this run began ({@link System#nanoTime()}): the age of a running handler. */
+    final long startedNanos = System.nanoTime();
+
     volatile String key;
     volatile long fence;
 
@@ -148,5 +153,20 @@ final class InFlight {
   /** The deliveries still in progress. */
   List<Entry> snapshot() {
     return new ArrayList<>(entries.values());
+  }
+
+  /**
+   * The delivery in progress the longest, of {@code subscription} or of any when it is null.
+   * Iterates over every delivery in progress (at most the handler threads).
+   */
+  Optional<Entry> oldest(String subscription) {
+    Entry oldest = null;
+    for (Entry e : entries.values()) {
+      if ((subscription == null || subscription.equals(e.subscription))
+          && (oldest == null || e.startedNanos - oldest.startedNanos < 0)) {
+        oldest = e;
+      }
+    }
+    return Optional.ofNullable(oldest);
   }
 }

@@ -231,6 +231,26 @@ public final class SubscriptionSet {
   }
 
   /**
+   * The delivery in progress on a handler thread the longest (its claim, handler and DONE; a parked
+   * delivery holds no thread and is not counted), of any subscription.
+   */
+  public Optional<RunningHandler> oldestHandler() {
+    return inFlight.oldest(null).map(SubscriptionSet::running);
+  }
+
+  /** How long subscription {@code id}'s oldest delivery in progress has been running, if any. */
+  public Optional<Duration> oldestHandlerAge(String id) {
+    return inFlight.oldest(id).map(e -> running(e).age());
+  }
+
+  private static RunningHandler running(InFlight.Entry e) {
+    return new RunningHandler(
+        e.subscription,
+        e.thread.getName(),
+        Duration.ofNanos(Math.max(0, System.nanoTime() - e.startedNanos)));
+  }
+
+  /**
    * Stops gracefully, as the class describes: no delivery starts from now on, pulling stops, the
    * running handlers get {@code grace}, the rest are abandoned (claim released, interrupted,
    * nacked), and the subscribers terminate. Call it once.

@@ -22,6 +22,7 @@ import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.pubsub.TerminalFailures;
@@ -97,7 +98,9 @@ public final class Worker {
     this.dispatchListener = dispatchListener;
     this.keyLogFormat = keyLogFormat;
     this.guardListeners = guardListeners;
-    this.streams = new StreamHealth(Clock.systemUTC(), dispatchListener);
+    this.streams =
+        new StreamHealth(
+            Clock.systemUTC(), dispatchListener, config.observability().pubsubStreamSettleTime());
     lifecycle.addListener(
         new Service.Listener() {
           @Override
@@ -339,10 +342,20 @@ public final class Worker {
 
   /**
    * Why some subscription's streaming pull is down, one line per subscription; empty while every
-   * stream is up (or reconnecting within {@link StreamHealth#SETTLE}).
+   * stream is up (or reconnecting within {@code observability.pubsub-stream-settle-time}; see
+   * {@link StreamHealth}).
    */
   public List<String> pubsubProblems() {
     return streams.problems();
+  }
+
+  /**
+   * The delivery in progress on a handler thread the longest, of any subscription; empty before the
+   * start and while none is.
+   */
+  public Optional<RunningHandler> oldestHandler() {
+    SubscriptionSet subs = subscriptions;
+    return subs == null ? Optional.empty() : subs.oldestHandler();
   }
 
   /**

@@ -84,7 +84,7 @@ class FrozenSqlStoreTest {
           }
           pubsub-worker.observability {
             lock-store-probe-interval = 200ms
-            lock-store-stuck-after = 500ms
+            lock-store-stuck-after = 1s
           }
           """
               .formatted(
@@ -125,7 +125,7 @@ class FrozenSqlStoreTest {
             .until(() -> Http.get(server, "/healthz").status() == 503);
         assertThat(Http.get(server, "/healthz").body())
             .contains("stuck in the lock store: a ")
-            .contains("(stuck after 0.5s)");
+            .contains("(stuck after 1.0s)");
         // The store's timeouts free the handlers: their messages are nacked, not held.
         await().atMost(WAIT).until(() -> !storeFailedHandlerTimes.isEmpty());
         assertThat(runs.keySet()).containsExactly("0");
