@@ -174,6 +174,14 @@ public record WorkerConfig(
     if (!Files.isReadable(file)) {
       return file + " cannot be read (permission denied)";
     }
+    // Permission bits do not stop root, but a read can still fail (an I/O error, /proc files).
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      in.read();
+    } catch (java.nio.file.AccessDeniedException e) {
+      return file + " cannot be read (permission denied)";
+    } catch (java.io.IOException e) {
+      return file + " cannot be read (" + (e.getMessage() == null ? e : e.getMessage()) + ")";
+    }
     return null;
   }
 
@@ -439,6 +447,19 @@ public record WorkerConfig(
     Duration minAck = r.positiveDuration("min-ack-extension");
     if (minAck.compareTo(Duration.ofSeconds(600)) > 0) {
       r.problem("min-ack-extension", "must be at most 600s (Pub/Sub's limit), but was " + minAck);
+    }
+    if (!r.failed("max-ack-extension")
+        && !r.failed("min-ack-extension")
+        && maxAck.compareTo(minAck) < 0) {
+      // One extension would outlast the time the client may extend in all.
+      r.problemOnAny(
+          "max-ack-extension ("
+              + SettingsReader.human(maxAck)
+              + ") must be at least min-ack-extension ("
+              + SettingsReader.human(minAck)
+              + "), the shortest single extension the client asks for",
+          "max-ack-extension",
+          "min-ack-extension");
     }
     Duration maxAckPerCall = r.positiveDuration("max-ack-extension-per-call");
     if (r.failed("max-ack-extension-per-call")) {
