@@ -777,15 +777,29 @@ final class GuardedDispatcher {
       d.heldByOther = true;
       return Outcome.IN_PROGRESS;
     }
-    log.warn(
-        "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
-            + " later retry",
-        keyLogFormat.apply(k),
+    // With parking off, every delivery of a held key comes here: one line per interval, not one
+    // per delivery (the settled counter counts them all).
+    RepeatLimiter.Decision once = repeats.check("in-progress:" + e.reason());
+    String why =
         e.reason() == KeyInProgressException.Reason.DONE
             ? "DONE, and a mutex never runs over a completed key"
-            : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
-        attempt(d.message),
-        d.message.messageId());
+            : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?");
+    if (once.write()) {
+      log.warn(
+          "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
+              + " later retry{}",
+          keyLogFormat.apply(k),
+          why,
+          attempt(d.message),
+          d.message.messageId(),
+          once.suppressedNote());
+    } else {
+      log.debug(
+          "key {} is in progress elsewhere ({}); message {} nacked",
+          keyLogFormat.apply(k),
+          why,
+          d.message.messageId());
+    }
     return Outcome.IN_PROGRESS;
   }
 
