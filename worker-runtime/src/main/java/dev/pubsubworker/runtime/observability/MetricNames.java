@@ -97,7 +97,8 @@ public final class MetricNames {
 
   /**
    * Counter, tags {@link #SUBSCRIPTION} and {@link #CAUSE} ({@code fence-stale}, {@code
-   * store-unreachable}): leases lost while the handler ran.
+   * store-unreachable}, {@code expired}: ran out on the guard's clock before an extension confirmed
+   * it): leases lost while the handler ran.
    */
   public static final String LEASES_LOST = PREFIX + "lease.lost";
 
