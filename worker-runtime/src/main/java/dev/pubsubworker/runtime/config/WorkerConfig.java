@@ -271,10 +271,16 @@ public record WorkerConfig(
     SettingsReader obs = top.object("observability");
     int port = obs.intInRange("http-port", 0, 65535);
     String httpHost = obs.string("http-host");
-    if (!obs.failed("http-host") && !httpHost.matches("[A-Za-z0-9._-]+|\\[?[0-9A-Fa-f:.]+\\]?")) {
-      obs.problem(
-          "http-host",
-          "must be a host name or IP address, such as 0.0.0.0, but was '" + httpHost + "'");
+    if (!obs.failed("http-host")) {
+      HostSyntax.problem(httpHost)
+          .ifPresent(
+              why ->
+                  obs.problem(
+                      "http-host",
+                      "must be a host name or IP address, such as 0.0.0.0, but '"
+                          + httpHost
+                          + "' "
+                          + why));
     }
     ObservabilityConfig observability =
         new ObservabilityConfig(
