@@ -138,4 +138,43 @@ class RunCommandProcessTest {
                 + "/subscriptions/does-not-exist does not exist")
         .doesNotContain("\tat ");
   }
+
+  @Test
+  void a_subscription_deleted_while_running_exits_3_with_one_line() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    Path config = dir.resolve("deleted.conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          observability.http-port = 0
+          subscriptions { orders { name = "%s", handler = orders } }
+        }
+        """
+            .formatted(
+                pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
+    Path log = dir.resolve("deleted.log");
+    Process worker = start(config, log);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Files.readString(log).contains("worker started"));
+      pubsub.subscriptionAdmin().deleteSubscription(fixture.subscription());
+      assertThat(worker.waitFor(90, TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).as(Files.readString(log)).isEqualTo(ExitCodes.UNAVAILABLE);
+      List<String> errors =
+          Files.readString(log).lines().filter(l -> l.startsWith("error: ")).toList();
+      assertThat(errors)
+          .containsExactly(
+              "error: subscription orders: "
+                  + fixture.subscription()
+                  + " no longer exists (it did at start-up); the worker stopped: NOT_FOUND:"
+                  + " Subscription does not exist");
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
 }
