@@ -12,8 +12,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
@@ -114,8 +116,12 @@ public final class SubscriptionSet {
    *     TerminalFailures#resolve}), by subscription id; a subscription missing here has only {@link
    *     TerminalFailures#poisonOnly()}
    * @param onFailure called when a subscriber fails while running
+   * @param aborted asked before each subscription is read and before each subscriber starts: true
+   *     once the start is to end without pulling (a stop during start-up)
    * @throws SubscriptionUnavailableException if a subscription or its dead-letter topic is missing,
    *     or a subscription will not start; the ones already started are stopped
+   * @throws java.util.concurrent.CancellationException if {@code aborted} turned true; the ones
+   *     already started are stopped
    */
   public static SubscriptionSet start(
       WorkerConfig config,
@@ -126,10 +132,12 @@ public final class SubscriptionSet {
       StreamHealth streams,
       UnaryOperator<String> keyLogFormat,
       Map<String, TerminalFailures> terminalFailures,
-      Consumer<Throwable> onFailure) {
+      Consumer<Throwable> onFailure,
+      BooleanSupplier aborted) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
     List<SubscriptionFacts> facts = new ArrayList<>();
     for (SubscriptionConfig s : subs) {
+      checkNotAborted(aborted);
       SubscriptionFacts f = SubscriptionProbe.read(connection, config.projectId(), s);
       streams.register(f.path(), s.id());
       facts.add(f);
@@ -201,6 +209,7 @@ public final class SubscriptionSet {
             runners, dispatchers, parkTimer, inFlight, Map.copyOf(guards), listener, publishers);
     try {
       for (SubscriptionRunner r : runners) {
+        checkNotAborted(aborted);
         r.start(START_TIMEOUT);
       }
     } catch (RuntimeException e) {
@@ -208,6 +217,12 @@ public final class SubscriptionSet {
       throw e;
     }
     return set;
+  }
+
+  private static void checkNotAborted(BooleanSupplier aborted) {
+    if (aborted.getAsBoolean()) {
+      throw new CancellationException("the start was stopped before every subscriber pulled");
+    }
   }
 
   /** Whether every subscriber is running. */

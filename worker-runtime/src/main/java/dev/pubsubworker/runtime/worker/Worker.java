@@ -37,6 +37,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
@@ -83,6 +84,8 @@ public final class Worker {
   private final StreamHealth streams;
   private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
   private volatile PubSubConnection connection;
+  private volatile boolean startAborted;
+  private volatile Thread startThread;
   private volatile SubscriptionSet subscriptions;
   private volatile SubscriptionGuards guards;
   private volatile Map<String, TerminalFailures> terminalFailures = Map.of();
@@ -113,7 +116,7 @@ public final class Worker {
 
           @Override
           public void failed(Service.State from, Throwable failure) {
-            if (from == Service.State.STOPPING) {
+            if (from == Service.State.STOPPING && !(startAborted && isAbort(failure))) {
               log.error("the worker's stop failed; the lock store and clients are closed", failure);
             }
           }
@@ -222,6 +225,10 @@ public final class Worker {
   }
 
   private void open() {
+    log.info(
+        "starting: opening the lock store ({}) and reading {} subscription(s)",
+        config.lockStore().type(),
+        config.subscriptions().size());
     Map<String, MessageHandler> handlers = handlers();
     try {
       // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
@@ -231,6 +238,7 @@ public final class Worker {
               lockStoreCalls().track(backend()),
               guardListeners,
               keyLogFormat);
+      checkNotAborted();
       connection =
           PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
       subscriptions =
@@ -243,9 +251,17 @@ public final class Worker {
               streams,
               keyLogFormat,
               terminalFailures,
-              this::onFailure);
+              this::onFailure,
+              () -> startAborted);
     } catch (RuntimeException e) {
       closeResources();
+      if (startAborted) {
+        // Whatever the step in progress failed with, the start ended because a stop asked it to.
+        CancellationException aborted =
+            new CancellationException("the start was stopped before every subscriber pulled");
+        aborted.initCause(e);
+        throw aborted;
+      }
       throw e;
     }
     log.info(
@@ -260,8 +276,16 @@ public final class Worker {
    * shutdown-grace}, the rest are abandoned (claim released, interrupted, nacked); then the clients
    * and the lock store are closed. Returns within {@code shutdown-grace} + {@link #STOP_BOUND}
    * (plus the idle lock store's own close). Idempotent; concurrent callers wait for the first.
+   *
+   * <p>During {@link #start()}, the start ends first: no further step begins (no subscription is
+   * read, no subscriber started), a Pub/Sub admin call in progress is cancelled, another step in
+   * progress (opening the lock store) ends within its own timeout, and {@link #start()} throws a
+   * {@link CancellationException} once what it opened is closed.
    */
   public void stop() {
+    if (lifecycle.state() == Service.State.STARTING) {
+      abortStart();
+    }
     lifecycle.stopAsync();
     try {
       lifecycle.awaitTerminated();
@@ -321,6 +345,30 @@ public final class Worker {
       }
     } finally {
       closeResources();
+    }
+  }
+
+  /**
+   * A stop during the start: no further step begins (no more subscriptions read, no subscriber
+   * started), and the start's thread is interrupted, which cancels a Pub/Sub admin call in
+   * progress. A step that is not one (opening the lock store) ends within its own timeout. The
+   * start then fails with a {@link CancellationException}, having closed what it opened.
+   */
+  private void abortStart() {
+    startAborted = true;
+    Thread t = startThread;
+    if (t != null) {
+      t.interrupt(); // ends a Pub/Sub admin call in progress (AdminCalls)
+    }
+  }
+
+  private static boolean isAbort(Throwable failure) {
+    return failure instanceof CancellationException;
+  }
+
+  private void checkNotAborted() {
+    if (startAborted) {
+      throw new CancellationException("the start was stopped before every subscriber pulled");
     }
   }
 
@@ -422,7 +470,12 @@ public final class Worker {
   private final class Lifecycle extends AbstractIdleService {
     @Override
     protected void startUp() {
-      open();
+      startThread = Thread.currentThread();
+      try {
+        open();
+      } finally {
+        startThread = null;
+      }
     }
 
     @Override

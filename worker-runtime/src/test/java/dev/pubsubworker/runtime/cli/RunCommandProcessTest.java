@@ -10,6 +10,7 @@ import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.SubscriptionFixture;
 import dev.pubsubworker.testservices.SubscriptionSpec;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -176,5 +177,86 @@ class RunCommandProcessTest {
     } finally {
       worker.destroyForcibly();
     }
+  }
+
+  @Test
+  void sighup_stops_gracefully_as_sigterm_does_and_exits_0() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    Path config = dir.resolve("hup.conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          observability.http-port = 0
+          subscriptions { orders { name = "%s", handler = orders } }
+        }
+        """
+            .formatted(
+                pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
+    Path log = dir.resolve("hup.log");
+    Process worker = start(config, log);
+    try {
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> Files.readString(log).contains("worker started"));
+      signal(worker, "HUP");
+      assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).as(Files.readString(log)).isZero();
+      assertThat(Files.readString(log)).contains("stopping gracefully").contains("worker stopped");
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
+
+  @Test
+  void sigterm_during_start_up_ends_the_start_and_exits_0() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    // Pub/Sub stops answering: the start hangs reading the subscription (a 60 s admin call).
+    try (TcpProxy frozen = TcpProxy.start(pubsub.hostPort())) {
+      frozen.freeze();
+      Path config = dir.resolve("starting.conf");
+      Files.writeString(
+          config,
+          """
+          pubsub-worker {
+            project-id = "%s"
+            pubsub-emulator-host = "%s"
+            observability.http-port = 0
+            subscriptions { orders { name = "%s", handler = orders } }
+          }
+          """
+              .formatted(
+                  pubsub.projectId(), frozen.hostPort(), fixture.subscription().getSubscription()));
+      Path log = dir.resolve("starting.log");
+      Process worker = start(config, log);
+      try {
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> Files.readString(log).contains("starting: opening the lock store"));
+        worker.destroy(); // SIGTERM
+        assertThat(worker.waitFor(20, TimeUnit.SECONDS))
+            .as("the start ends at once: its Pub/Sub call is cancelled")
+            .isTrue();
+        String output = Files.readString(log);
+        assertThat(worker.exitValue()).as(output).isZero();
+        assertThat(output)
+            .contains("stopped during start-up by a signal: nothing was pulled")
+            .doesNotContain("error:")
+            .doesNotContain("worker started")
+            .doesNotContain("\tat ");
+      } finally {
+        worker.destroyForcibly();
+      }
+    }
+  }
+
+  private static void signal(Process process, String name) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(kill.exitValue()).isZero();
   }
 }
