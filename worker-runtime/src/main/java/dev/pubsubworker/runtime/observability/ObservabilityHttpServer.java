@@ -101,23 +101,14 @@ final class ObservabilityHttpServer {
             "/metrics", () -> new Response(200, PROMETHEUS_CONTENT_TYPE, registry.scrape()),
             "/healthz", () -> verdict(health.liveness()),
             "/readyz", () -> verdict(health.readiness()));
-    if (address.isUnresolved()) {
-      // bind would throw UnresolvedAddressException, which is no IOException.
-      java.net.UnknownHostException unknown =
-          new java.net.UnknownHostException(
-              "host " + address.getHostString() + " does not resolve to an address");
-      throw new UncheckedIOException(
-          "cannot bind the metrics and health server to "
-              + address.getHostString()
-              + ":"
-              + address.getPort()
-              + " (pubsub-worker.observability.http-host / http-port): "
-              + unknown.getMessage(),
-          unknown);
-    }
     ServerSocketChannel listener = null;
     Selector selector = null;
     try {
+      if (address.isUnresolved()) {
+        // bind would throw UnresolvedAddressException, which is no IOException.
+        throw new java.net.UnknownHostException(
+            "host " + address.getHostString() + " does not resolve to an address");
+      }
       listener = ServerSocketChannel.open();
       listener.bind(address, 128);
       listener.configureBlocking(false);

@@ -144,25 +144,10 @@ class RunCommandProcessTest {
   void a_subscription_deleted_while_running_exits_3_with_one_line() throws Exception {
     PubSubEmulator pubsub = TestPubSub.embedded();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
-    Path config = dir.resolve("deleted.conf");
-    Files.writeString(
-        config,
-        """
-        pubsub-worker {
-          project-id = "%s"
-          pubsub-emulator-host = "%s"
-          observability.http-port = 0
-          subscriptions { orders { name = "%s", handler = orders } }
-        }
-        """
-            .formatted(
-                pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
     Path log = dir.resolve("deleted.log");
-    Process worker = start(config, log);
+    Process worker =
+        startAndAwaitPulling(plainConfig("deleted", pubsub, pubsub.hostPort(), fixture), log);
     try {
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(() -> Files.readString(log).contains("worker started"));
       pubsub.subscriptionAdmin().deleteSubscription(fixture.subscription());
       assertThat(worker.waitFor(90, TimeUnit.SECONDS)).isTrue();
       assertThat(worker.exitValue()).as(Files.readString(log)).isEqualTo(ExitCodes.UNAVAILABLE);
@@ -183,25 +168,10 @@ class RunCommandProcessTest {
   void sighup_stops_gracefully_as_sigterm_does_and_exits_0() throws Exception {
     PubSubEmulator pubsub = TestPubSub.embedded();
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
-    Path config = dir.resolve("hup.conf");
-    Files.writeString(
-        config,
-        """
-        pubsub-worker {
-          project-id = "%s"
-          pubsub-emulator-host = "%s"
-          observability.http-port = 0
-          subscriptions { orders { name = "%s", handler = orders } }
-        }
-        """
-            .formatted(
-                pubsub.projectId(), pubsub.hostPort(), fixture.subscription().getSubscription()));
     Path log = dir.resolve("hup.log");
-    Process worker = start(config, log);
+    Process worker =
+        startAndAwaitPulling(plainConfig("hup", pubsub, pubsub.hostPort(), fixture), log);
     try {
-      await()
-          .atMost(Duration.ofSeconds(60))
-          .until(() -> Files.readString(log).contains("worker started"));
       signal(worker, "HUP");
       assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(worker.exitValue()).as(Files.readString(log)).isZero();
@@ -218,21 +188,8 @@ class RunCommandProcessTest {
     // Pub/Sub stops answering: the start hangs reading the subscription (a 60 s admin call).
     try (TcpProxy frozen = TcpProxy.start(pubsub.hostPort())) {
       frozen.freeze();
-      Path config = dir.resolve("starting.conf");
-      Files.writeString(
-          config,
-          """
-          pubsub-worker {
-            project-id = "%s"
-            pubsub-emulator-host = "%s"
-            observability.http-port = 0
-            subscriptions { orders { name = "%s", handler = orders } }
-          }
-          """
-              .formatted(
-                  pubsub.projectId(), frozen.hostPort(), fixture.subscription().getSubscription()));
       Path log = dir.resolve("starting.log");
-      Process worker = start(config, log);
+      Process worker = start(plainConfig("starting", pubsub, frozen.hostPort(), fixture), log);
       try {
         await()
             .atMost(Duration.ofSeconds(60))
@@ -252,6 +209,37 @@ class RunCommandProcessTest {
         worker.destroyForcibly();
       }
     }
+  }
+
+  /**
+   * A config for subscription {@code orders} on {@code fixture}, reaching Pub/Sub at {@code
+   * pubsubHost}, without the HTTP server.
+   */
+  private Path plainConfig(
+      String name, PubSubEmulator pubsub, String pubsubHost, SubscriptionFixture fixture)
+      throws IOException {
+    Path config = dir.resolve(name + ".conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          observability.http-port = 0
+          subscriptions { orders { name = "%s", handler = orders } }
+        }
+        """
+            .formatted(pubsub.projectId(), pubsubHost, fixture.subscription().getSubscription()));
+    return config;
+  }
+
+  /** Starts {@code run} on {@code config}; returns once the worker pulls. */
+  private Process startAndAwaitPulling(Path config, Path log) throws IOException {
+    Process worker = start(config, log);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> Files.readString(log).contains("worker started"));
+    return worker;
   }
 
   private static void signal(Process process, String name) throws Exception {

@@ -35,16 +35,9 @@ class RunCommandHttpPortTest {
           }
           """
               .formatted(taken.getLocalPort()));
-      StringWriter out = new StringWriter();
-      StringWriter err = new StringWriter();
-      int code =
-          WorkerCli.execute(
-              new String[] {"run", "--config", config.toString()},
-              new java.io.BufferedReader(new java.io.StringReader("")),
-              new PrintWriter(out, true),
-              new PrintWriter(err, true));
-      assertThat(code).isEqualTo(3);
-      assertThat(err.toString())
+      Run run = execute("run", config);
+      assertThat(run.code()).isEqualTo(3);
+      assertThat(run.err())
           .startsWith("error: ")
           .contains(
               "cannot bind the metrics and health server to 127.0.0.1:"
@@ -67,16 +60,9 @@ class RunCommandHttpPortTest {
           subscriptions { orders { name = orders-sub, handler = orders } }
         }
         """);
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code =
-        WorkerCli.execute(
-            new String[] {"run", "--config", config.toString()},
-            new java.io.BufferedReader(new java.io.StringReader("")),
-            new PrintWriter(out, true),
-            new PrintWriter(err, true));
-    assertThat(code).isEqualTo(3);
-    assertThat(err.toString().lines().toList())
+    Run run = execute("run", config);
+    assertThat(run.code()).isEqualTo(3);
+    assertThat(run.err().lines().toList())
         .containsExactly(
             "error: cannot bind the metrics and health server to no-such-host.invalid:8080"
                 + " (pubsub-worker.observability.http-host / http-port): host no-such-host.invalid"
@@ -99,16 +85,9 @@ class RunCommandHttpPortTest {
         }
         """);
     for (String command : new String[] {"check-config", "run"}) {
-      StringWriter out = new StringWriter();
-      StringWriter err = new StringWriter();
-      int code =
-          WorkerCli.execute(
-              new String[] {command, "--config", config.toString()},
-              new java.io.BufferedReader(new java.io.StringReader("")),
-              new PrintWriter(out, true),
-              new PrintWriter(err, true));
-      assertThat(code).as(command).isEqualTo(2);
-      assertThat(err.toString())
+      Run run = execute(command, config);
+      assertThat(run.code()).as(command).isEqualTo(2);
+      assertThat(run.err())
           .as(command)
           .contains(
               "pubsub-worker.observability.http-host: must be a host name or IP address, such as"
@@ -116,5 +95,19 @@ class RunCommandHttpPortTest {
                   + " nor a host name")
           .doesNotContain("\tat ");
     }
+  }
+
+  private record Run(int code, String err) {}
+
+  /** {@code command --config config}, in this JVM. */
+  private static Run execute(String command, Path config) {
+    StringWriter err = new StringWriter();
+    int code =
+        WorkerCli.execute(
+            new String[] {command, "--config", config.toString()},
+            new java.io.BufferedReader(new java.io.StringReader("")),
+            new PrintWriter(new StringWriter(), true),
+            new PrintWriter(err, true));
+    return new Run(code, err.toString());
   }
 }
