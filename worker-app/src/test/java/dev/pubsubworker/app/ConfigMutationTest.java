@@ -287,12 +287,14 @@ class ConfigMutationTest {
     List<Mutant> shaping =
         accepted.stream()
             .filter(m -> m.name().startsWith("local.conf: "))
-            // The settings the start below points elsewhere would not be tested.
+            // The settings the start below points elsewhere would not be tested; a dead-letter
+            // topic names a Pub/Sub resource that only run can look up (a missing one is exit 3).
             .filter(
                 m ->
                     !m.name()
                         .matches(
-                            ".*(project-id|pubsub-emulator-host|orders\\.name|sql\\.jdbc-url)\\b.*"))
+                            ".*(project-id|pubsub-emulator-host|orders\\.name|sql\\.jdbc-url"
+                                + "|dead-letter-topic)\\b.*"))
             .toList();
     int step = Math.max(1, shaping.size() / 6);
     int started = 0;

@@ -23,6 +23,7 @@ final class ClaimedRun {
   private final GuardEvents events;
   private final ClaimSettlement settlement;
   private final UnaryOperator<String> keyLogFormat;
+  private final RepeatedWarning expiredWarnings;
 
   ClaimedRun(
       LockBackend backend,
@@ -37,6 +38,7 @@ final class ClaimedRun {
     this.events = events;
     this.settlement = settlement;
     this.keyLogFormat = keyLogFormat;
+    this.expiredWarnings = new RepeatedWarning(LeaseKeeper.EXPIRED_WARNING_INTERVAL, clock);
   }
 
   /**
@@ -103,7 +105,8 @@ final class ClaimedRun {
             o.mergedHeartbeat(),
             o.mergedInterruptOnLeaseLoss(),
             events,
-            new KeyForLogs(claim.key(), keyLogFormat));
+            new KeyForLogs(claim.key(), keyLogFormat),
+            expiredWarnings);
     keeper.start();
     GuardWorkContext context = new GuardWorkContext(this, claim, keeper, clock.instant());
     long workStarted = System.nanoTime();

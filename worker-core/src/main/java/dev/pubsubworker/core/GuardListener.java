@@ -28,7 +28,13 @@ public interface GuardListener {
     /** An extension found the fence stale: another claim took the key. */
     FENCE_STALE,
     /** Extensions failed in the store until the lease ran out. */
-    STORE_UNREACHABLE
+    STORE_UNREACHABLE,
+    /**
+     * The lease ran out on the guard's clock before an extension confirmed it: the claim call took
+     * the whole lease, an extension was still waiting for the store when it ran out, the heartbeat
+     * was late, or (with the heartbeat off) the work outlived it.
+     */
+    EXPIRED
   }
 
   /** A claim was won; the work is about to run. */

@@ -15,8 +15,16 @@ import org.slf4j.LoggerFactory;
 /**
  * Keeps one claim's lease alive while its work runs: extends it every lease/3 through its guard's
  * {@link HeartbeatSweep}, tracks the lease's expiry on the local clock, and declares the lease lost
- * when an extension finds the fence stale or when extensions keep failing until the lease has run
- * out.
+ * when an extension finds the fence stale, when extensions keep failing until the lease has run
+ * out, or when the lease runs out on the local clock before an extension confirmed it ({@link
+ * GuardListener.LeaseLoss#EXPIRED}: the claim took the whole lease, an extension was still waiting
+ * for the store, the heartbeat was late, or with the heartbeat off the work outlived the lease).
+ * Every loss is declared once, with a WARN (that last kind at most one per {@link
+ * #EXPIRED_WARNING_INTERVAL} per guard, saying how many were held back) and a {@link
+ * GuardListener#leaseLost} event; a lost lease stays lost.
+ *
+ * <p>The first extension falls due lease/3 after the claim was <em>sent</em>, not after the work
+ * started: a claim that took most of the lease is extended at once instead of sleeping past it.
  *
  * <p>Thread-safety: {@link #sweep} runs on the sweep, {@link #tick} on the scheduler, {@link
  * #finish} on the work's thread; all take this object's monitor, which also guards the interrupt so
@@ -25,6 +33,9 @@ import org.slf4j.LoggerFactory;
 final class LeaseKeeper {
 
   private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+  /** The least time between two WARN lines about leases that ran out on the clock, per guard. */
+  static final Duration EXPIRED_WARNING_INTERVAL = Duration.ofSeconds(10);
 
   private final LockBackend backend;
   private final Claim claim;
@@ -36,12 +47,16 @@ final class LeaseKeeper {
   private final Thread workThread;
   private final GuardEvents events;
   private final Object keyForLogs;
+  private final RepeatedWarning expiredWarnings;
+  private final Instant claimSentAt;
 
   private volatile Instant confirmedExpiry;
   private volatile boolean lost;
   private boolean finished;
   private boolean interrupted;
   private boolean extending;
+  // The failure of the latest extension, until one succeeds; guarded by this.
+  private @Nullable RuntimeException lastFailure;
   // When the next extension is due; Instant.MAX until the keeper joins the sweep.
   private Instant due = Instant.MAX;
 
@@ -54,7 +69,8 @@ final class LeaseKeeper {
       boolean heartbeat,
       boolean interruptOnLoss,
       GuardEvents events,
-      Object keyForLogs) {
+      Object keyForLogs,
+      RepeatedWarning expiredWarnings) {
     this.backend = backend;
     this.claim = claim;
     this.lease = lease;
@@ -65,6 +81,8 @@ final class LeaseKeeper {
     this.workThread = Thread.currentThread();
     this.events = events;
     this.keyForLogs = keyForLogs;
+    this.expiredWarnings = expiredWarnings;
+    this.claimSentAt = claimSentAt;
     this.confirmedExpiry = claimSentAt.plus(lease);
   }
 
@@ -85,20 +103,46 @@ final class LeaseKeeper {
     return executor;
   }
 
-  /** Joins the sweep with the first extension due in lease/3, if the heartbeat is on. */
+  /**
+   * Joins the sweep, if the heartbeat is on, with the first extension due lease/3 after the claim
+   * was sent (at once if that has passed). A lease the claim call used up entirely is lost here.
+   */
   void start() {
+    Instant now = clock.instant();
+    if (!now.isBefore(confirmedExpiry)) {
+      expired(
+          "before the work started: the claim call took "
+              + seconds(Duration.between(claimSentAt, now))
+              + " of the "
+              + seconds(lease)
+              + " lease");
+      return;
+    }
     if (heartbeat) {
       Instant first;
       synchronized (this) {
-        first = clock.instant().plus(interval());
+        Instant planned = claimSentAt.plus(interval());
+        first = planned.isAfter(now) ? planned : now;
         due = first;
       }
       sweep.join(this, first);
     }
   }
 
+  /**
+   * Whether the lease is lost. A lease found run out on the clock here, before anything else
+   * noticed (the heartbeat is off, say), is declared lost now, so the work never sees a loss that
+   * was not reported.
+   */
   boolean isLost() {
-    return lost || !clock.instant().isBefore(confirmedExpiry);
+    if (lost) {
+      return true;
+    }
+    if (clock.instant().isBefore(confirmedExpiry)) {
+      return false;
+    }
+    expired(heartbeat ? "before an extension confirmed it" : "while the work ran (heartbeat off)");
+    return true;
   }
 
   Instant leaseExpiry() {
@@ -139,27 +183,46 @@ final class LeaseKeeper {
   }
 
   /**
-   * Called by the sweep at {@code now}: starts the extension if it is due and none is running.
+   * Called by the sweep at {@code now}: starts the extension if it is due and none is running, and
+   * declares the lease lost if it has run out meanwhile (an extension that has not confirmed by
+   * then is too late).
    *
-   * @return when this keeper next needs the sweep, or null if it does not (its extension is running
-   *     and will plan the sweep itself, or it has ended)
+   * @return when this keeper next needs the sweep (its next extension, or, while one is running,
+   *     the lease's expiry), or null if it does not (it has ended)
    */
   @Nullable Instant sweep(Instant now) {
+    boolean inFlight;
+    Instant expiry;
     synchronized (this) {
-      if (finished || lost || extending) {
+      if (finished || lost) {
         return null;
       }
-      if (due.isAfter(now)) {
-        return due;
+      inFlight = extending;
+      expiry = confirmedExpiry;
+      if (now.isBefore(expiry)) {
+        if (extending) {
+          return expiry; // check again when the lease runs out, if it is still running then
+        }
+        if (due.isAfter(now)) {
+          return due;
+        }
+        extending = true;
       }
-      extending = true;
+    }
+    if (!now.isBefore(expiry)) {
+      expired(
+          inFlight
+              ? "while its extension was still waiting for the store"
+              : "before its next extension could be sent");
+      return null;
     }
     if (!sweep.submit(this::tick)) {
       synchronized (this) {
         extending = false;
       }
+      return null;
     }
-    return null;
+    return expiry;
   }
 
   private Duration interval() {
@@ -181,6 +244,13 @@ final class LeaseKeeper {
       }
     }
     Instant sentAt = clock.instant();
+    if (!sentAt.isBefore(confirmedExpiry)) {
+      synchronized (this) {
+        extending = false;
+      }
+      expired("before its next extension could be sent");
+      return;
+    }
     long started = System.nanoTime();
     boolean extended;
     InvalidLockRecordException unreadable = null;
@@ -199,11 +269,12 @@ final class LeaseKeeper {
     }
     Instant next = null;
     synchronized (this) {
-      if (finished) {
-        extending = false;
+      if (finished || lost) {
+        extending = false; // a lease declared lost meanwhile stays lost
         return;
       }
       if (extended) {
+        lastFailure = null;
         confirmedExpiry = sentAt.plus(lease);
         next = planNext(interval());
       } else {
@@ -237,7 +308,7 @@ final class LeaseKeeper {
     boolean nowLost;
     Instant next = null;
     synchronized (this) {
-      if (finished) {
+      if (finished || lost) {
         extending = false;
         return;
       }
@@ -246,6 +317,7 @@ final class LeaseKeeper {
         extending = false;
         markLost();
       } else {
+        lastFailure = e;
         // Keep trying, faster than the regular interval, but check again no later than expiry.
         Duration untilExpiry = Duration.between(now, confirmedExpiry);
         Duration retry = Duration.ofMillis(Math.max(1, lease.toMillis() / 10));
@@ -265,6 +337,57 @@ final class LeaseKeeper {
       sweep.sweepBy(Objects.requireNonNull(next, "next"));
       log.debug("lease extension failed for key {}; retrying", keyForLogs, e);
     }
+  }
+
+  /**
+   * Declares the lease lost because it ran out on the clock ({@code when} says how), unless it is
+   * lost already or the work has ended: once, with a rate-limited WARN and the event.
+   */
+  private void expired(String when) {
+    RuntimeException failure;
+    synchronized (this) {
+      if (lost || finished) {
+        return;
+      }
+      extending = false;
+      markLost();
+      failure = lastFailure;
+    }
+    if (heartbeat) {
+      sweep.leave(this);
+    }
+    if (failure != null) {
+      // Extensions kept failing until the clock ran out: the store could not be reached.
+      log.warn(
+          "lease lost for key {} (fence {}): the store could not be reached before it ran out",
+          keyForLogs,
+          claim.fence(),
+          failure);
+      events.leaseLost(claim.key(), claim.fence(), GuardListener.LeaseLoss.STORE_UNREACHABLE);
+      return;
+    }
+    long suppressed = expiredWarnings.check();
+    if (suppressed >= 0) {
+      log.warn(
+          "lease lost for key {} (fence {}): it ran out on this worker's clock at {} {}; another"
+              + " worker may claim the key{}",
+          keyForLogs,
+          claim.fence(),
+          confirmedExpiry,
+          when,
+          RepeatedWarning.note(suppressed));
+    } else {
+      log.debug(
+          "lease lost for key {} (fence {}): it ran out on this worker's clock {}",
+          keyForLogs,
+          claim.fence(),
+          when);
+    }
+    events.leaseLost(claim.key(), claim.fence(), GuardListener.LeaseLoss.EXPIRED);
+  }
+
+  private static String seconds(Duration d) {
+    return String.format(java.util.Locale.ROOT, "%.1fs", d.toMillis() / 1000.0);
   }
 
   /** Caller holds the monitor. */

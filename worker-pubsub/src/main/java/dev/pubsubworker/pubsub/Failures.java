@@ -178,15 +178,29 @@ final class Failures {
    * key): nacked ({@link Outcome#IN_PROGRESS}) with a WARN.
    */
   Outcome inProgress(InboundMessage message, String key, KeyInProgressException e) {
-    log.warn(
-        "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
-            + " later retry",
-        keyLogFormat.apply(key),
+    // With parking off, every delivery of a held key comes here: one line per interval, not one
+    // per delivery (the settled counter counts them all).
+    RepeatLimiter.Decision once = repeats.check("in-progress:" + e.reason());
+    String why =
         e.reason() == KeyInProgressException.Reason.DONE
             ? "DONE, and a mutex never runs over a completed key"
-            : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?"),
-        InboundMessages.attemptText(message),
-        message.messageId());
+            : "held until " + e.leaseExpiry().map(Instant::toString).orElse("?");
+    if (once.write()) {
+      log.warn(
+          "key {} is in progress elsewhere ({}); delivery attempt {} of message {} nacked for a"
+              + " later retry{}",
+          keyLogFormat.apply(key),
+          why,
+          InboundMessages.attemptText(message),
+          message.messageId(),
+          once.suppressedNote());
+    } else {
+      log.debug(
+          "key {} is in progress elsewhere ({}); message {} nacked",
+          keyLogFormat.apply(key),
+          why,
+          message.messageId());
+    }
     return Outcome.IN_PROGRESS;
   }
 

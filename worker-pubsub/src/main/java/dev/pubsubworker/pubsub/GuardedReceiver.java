@@ -371,6 +371,11 @@ public final class GuardedReceiver implements MessageReceiverWithAckResponse, Au
     return dispatcher.running().refused();
   }
 
+  /** The subscription's name as the builder was given it (log lines, listeners, metrics). */
+  public String subscription() {
+    return subscription;
+  }
+
   /** How many deliveries are being handled right now. */
   public int running() {
     return dispatcher.running().size();
@@ -383,6 +388,14 @@ public final class GuardedReceiver implements MessageReceiverWithAckResponse, Au
    */
   public Optional<Instant> oldestRunningSince() {
     return dispatcher.running().oldestSince();
+  }
+
+  /**
+   * The delivery that is being handled right now and began its run first, with the thread that runs
+   * it; empty when none is. See {@link #oldestRunningSince()}.
+   */
+  public Optional<RunningDelivery> oldestRunning() {
+    return dispatcher.running().oldest();
   }
 
   /** How many deliveries wait right now without a thread: parked, or queued behind their key. */

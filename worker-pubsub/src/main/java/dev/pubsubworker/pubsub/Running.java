@@ -78,16 +78,22 @@ final class Running {
     return deliveries.size();
   }
 
-  /** When the oldest run in progress began, if any is. */
-  Optional<Instant> oldestSince() {
-    Instant oldest = null;
+  /** The run in progress that began first, if any is. */
+  Optional<RunningDelivery> oldest() {
+    RunningDelivery oldest = null;
     for (Delivery d : deliveries) {
       Instant since = d.runningSince();
-      if (since != null && (oldest == null || since.isBefore(oldest))) {
-        oldest = since;
+      Thread thread = d.thread();
+      if (since != null && thread != null && (oldest == null || since.isBefore(oldest.since()))) {
+        oldest = new RunningDelivery(d.message().messageId(), thread.getName(), since);
       }
     }
     return Optional.ofNullable(oldest);
+  }
+
+  /** When the oldest run in progress began, if any is. */
+  Optional<Instant> oldestSince() {
+    return oldest().map(RunningDelivery::since);
   }
 
   /**

@@ -9,6 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import com.google.cloud.pubsub.v1.AckReplyConsumer;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.backend.memory.InMemoryLockBackend;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
@@ -150,6 +151,41 @@ class GuardedDispatcherLogTest {
         .singleElement()
         .extracting(ILoggingEvent::getLevel)
         .isEqualTo(Level.ERROR);
+  }
+
+  @Test
+  void a_thousand_nacks_of_held_keys_with_parking_off_log_one_warning_per_interval() {
+    InMemoryLockBackend store = new InMemoryLockBackend(time.clock());
+    for (int i = 0; i <= 1000; i++) {
+      // Held by another worker's live claim, for longer than the test runs.
+      store.claim("orders:po-" + i, Duration.ofHours(1), "other-worker");
+    }
+    GuardedReceiver receiver =
+        GuardedReceiver.newBuilder("orders", handler)
+            .guard(IdempotencyGuard.newBuilder(store).claimRetries(0).build())
+            .key(MessageKey.attribute("order_id").withNamespace("orders"))
+            .inProgressMaxWait(Duration.ZERO)
+            .clock(time.clock())
+            .build();
+    for (int i = 0; i < 1000; i++) {
+      dispatch(receiver, message(i, "order_id", "po-" + i));
+    }
+    assertThat(nacks).hasValue(1000);
+    assertThat(handled).hasValue(0);
+    assertThat(warnings())
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getFormattedMessage())
+                  .startsWith("key orders:po-0 is in progress elsewhere (held until ")
+                  .doesNotContain("suppressed");
+            });
+    time.advance(GuardedReceiver.REPEAT_INTERVAL);
+    dispatch(receiver, message(1000, "order_id", "po-1000"));
+    assertThat(warnings()).hasSize(2);
+    assertThat(warnings().get(1).getFormattedMessage())
+        .contains("(999 similar line(s) suppressed since the last one)");
   }
 
   private List<ILoggingEvent> warnings() {

@@ -55,6 +55,13 @@ public final class Failures {
       err.println("error: lock store " + store.where() + ": " + e.getMessage() + cause(e));
     } else if (e instanceof SubscriptionUnavailableException || e instanceof LockBackendException) {
       err.println("error: " + e.getMessage() + cause(e));
+    } else if (e instanceof UncheckedIOException && e.getMessage() != null) {
+      // Its message names what failed; the cause's text only if it does not already end with it.
+      String cause = cause(e);
+      err.println(
+          "error: "
+              + e.getMessage()
+              + (cause.isEmpty() || e.getMessage().endsWith(cause.substring(2)) ? "" : cause));
     } else {
       err.println("error: " + e + cause(e));
     }

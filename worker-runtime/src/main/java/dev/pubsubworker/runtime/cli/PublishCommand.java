@@ -1,7 +1,9 @@
 package dev.pubsubworker.runtime.cli;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.gax.retrying.RetrySettings;
 import com.google.api.gax.rpc.ApiException;
+import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
@@ -13,6 +15,7 @@ import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,6 +24,7 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -34,6 +38,9 @@ import picocli.CommandLine.Spec;
  * (1..count), so {@code --count 100 --data '{"orderId":"po-{n}"}' -a order_id=po-{n}} sends 100
  * distinct orders; {@code --duplicates 0.2} then publishes a fifth of them again (same content, a
  * new message id), as an overlapping producer would.
+ *
+ * <p>Bounded: Pub/Sub must accept every message within {@code --timeout} (30 s by default), else
+ * the command fails with one line and exit 3, as it does when Pub/Sub refuses them.
  */
 @Command(
     name = "publish",
@@ -93,12 +100,42 @@ final class PublishCommand implements Callable<Integer> {
           "Share of the messages to publish a second time, 0..1 (default: ${DEFAULT-VALUE}).")
   double duplicates;
 
+  @Option(
+      names = "--timeout",
+      defaultValue = "30s",
+      paramLabel = "DURATION",
+      description =
+          "How long Pub/Sub may take to accept every message, e.g. 30s or 2m (default:"
+              + " ${DEFAULT-VALUE}); then the command fails with exit 3.")
+  String timeout;
+
+  /** What {@code --timeout} accepts: a whole number and a unit. */
+  private static final java.util.regex.Pattern DURATION =
+      java.util.regex.Pattern.compile("([0-9]{1,9})(ms|s|m)");
+
+  /**
+   * The client's own retry bound can be no shorter than this (google-cloud-pubsub refuses less); a
+   * shorter {@code --timeout} is kept by the wait for the results.
+   */
+  private static final Duration CLIENT_MIN_TOTAL_TIMEOUT = Duration.ofSeconds(10);
+
+  /** Whom the messages go to, for error lines. */
+  private String where = "Pub/Sub";
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
     if (count < 1 || duplicates < 0 || duplicates > 1) {
       spec.commandLine().getErr().println("error: --count must be >= 1 and --duplicates in 0..1");
       return ExitCodes.BAD_CONFIG;
+    }
+    Duration bound = parseTimeout(timeout);
+    if (bound == null) {
+      return Failures.badArgument(
+          spec.commandLine().getErr(),
+          "--timeout must be a positive whole number of ms, s or m (such as 30s), but was '"
+              + timeout
+              + "'");
     }
     byte[] payload;
     try {
@@ -122,20 +159,30 @@ final class PublishCommand implements Callable<Integer> {
       for (int i = 0; i < repeats; i++) {
         numbers.add(1 + random.nextInt(count));
       }
+      where =
+          settings.pubsubEmulatorHost().map(h -> "the Pub/Sub emulator at " + h).orElse("Pub/Sub");
       try (PubSubConnection connection = PubSubConnection.create(settings.pubsubEmulatorHost())) {
         Publisher publisher =
-            connection.publisher(topicName).setEnableMessageOrdering(orderingKey != null).build();
+            connection
+                .publisher(topicName)
+                .setEnableMessageOrdering(orderingKey != null)
+                .setRetrySettings(retries(bound))
+                .build();
+        long deadline = System.nanoTime() + bound.toNanos();
         try {
           List<ApiFuture<String>> sent = new ArrayList<>();
           for (int n : numbers) {
             sent.add(publisher.publish(message(payload, n)));
           }
           for (ApiFuture<String> f : sent) {
-            f.get(60, TimeUnit.SECONDS);
+            // The client's retries end at the bound too, except with an ordering key (it retries
+            // those forever): this wait keeps the bound either way.
+            f.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
           }
         } finally {
           publisher.shutdown();
-          publisher.awaitTermination(30, TimeUnit.SECONDS);
+          // After a failure nothing is left to send; what could not be sent is given up.
+          publisher.awaitTermination(5, TimeUnit.SECONDS);
         }
       }
       out.printf(
@@ -151,6 +198,18 @@ final class PublishCommand implements Callable<Integer> {
         return unavailable(api);
       }
       return Failures.report(e.getCause(), spec.commandLine().getErr(), verbose);
+    } catch (TimeoutException e) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println(
+          "error: publishing to topic "
+              + topic
+              + " failed: "
+              + where
+              + " did not accept the messages within "
+              + timeout
+              + " (--timeout); is it running and reachable?");
+      err.flush();
+      return ExitCodes.UNAVAILABLE;
     } catch (ApiException e) {
       return unavailable(e);
     } catch (Exception e) {
@@ -176,6 +235,40 @@ final class PublishCommand implements Callable<Integer> {
     return Files.readAllBytes(file);
   }
 
+  /** {@code --timeout}'s duration, or null if it is not one. */
+  private static Duration parseTimeout(String text) {
+    java.util.regex.Matcher m = DURATION.matcher(text.trim());
+    if (!m.matches()) {
+      return null;
+    }
+    long n = Long.parseLong(m.group(1));
+    Duration d =
+        switch (m.group(2)) {
+          case "ms" -> Duration.ofMillis(n);
+          case "s" -> Duration.ofSeconds(n);
+          default -> Duration.ofMinutes(n);
+        };
+    return d.isZero() ? null : d;
+  }
+
+  /**
+   * The client's retries (its defaults, 600 s in all) bounded by {@code bound}: a publish against a
+   * Pub/Sub that does not answer gives up then instead of waiting ten minutes.
+   */
+  private static RetrySettings retries(Duration bound) {
+    Duration total =
+        bound.compareTo(CLIENT_MIN_TOTAL_TIMEOUT) < 0 ? CLIENT_MIN_TOTAL_TIMEOUT : bound;
+    return RetrySettings.newBuilder()
+        .setTotalTimeoutDuration(total)
+        .setInitialRetryDelayDuration(Duration.ofMillis(100))
+        .setRetryDelayMultiplier(2)
+        .setMaxRetryDelayDuration(Duration.ofSeconds(5))
+        .setInitialRpcTimeoutDuration(Duration.ofSeconds(5))
+        .setRpcTimeoutMultiplier(2)
+        .setMaxRpcTimeoutDuration(total)
+        .build();
+  }
+
   /** Pub/Sub refused or could not be reached: one line with its status, exit 3. */
   private int unavailable(ApiException e) {
     PrintWriter err = spec.commandLine().getErr();
@@ -187,13 +280,20 @@ final class PublishCommand implements Callable<Integer> {
                 .lines()
                 .findFirst()
                 .orElse("")
-                .replaceFirst("^[\\w.$]+(Exception|Error): ", "");
+                .replaceFirst("^[\\w.$]+(Exception|Error): ", "")
+                .replaceFirst("^" + e.getStatusCode().getCode() + ": ", "");
+    StatusCode.Code code = e.getStatusCode().getCode();
+    boolean unreachable =
+        code == StatusCode.Code.UNAVAILABLE || code == StatusCode.Code.DEADLINE_EXCEEDED;
     err.println(
         "error: publishing to topic "
             + topic
             + " failed: "
-            + e.getStatusCode().getCode()
-            + (message.isEmpty() ? "" : " (" + message + ")"));
+            + code
+            + (message.isEmpty() ? "" : " (" + message + ")")
+            + (unreachable
+                ? ": " + where + " did not accept the messages within " + timeout + " (--timeout)"
+                : ""));
     if (verbose) {
       e.printStackTrace(err);
     }

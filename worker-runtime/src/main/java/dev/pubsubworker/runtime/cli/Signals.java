@@ -1,17 +1,25 @@
 package dev.pubsubworker.runtime.cli;
 
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * SIGTERM and SIGINT handling: the first signal starts a graceful stop, a second one halts at once.
- * Uses the JDK's {@code sun.misc.Signal} (module jdk.unsupported) reflectively; where it is
- * missing, falls back to a shutdown hook (graceful only).
+ * SIGTERM, SIGINT and SIGHUP handling: the first signal starts a graceful stop, a second one halts
+ * at once. (SIGHUP, which a closed terminal or a supervisor sends, would otherwise end the JVM at
+ * once with 129.) Uses the JDK's {@code sun.misc.Signal} (module jdk.unsupported) reflectively;
+ * where it is missing, falls back to a shutdown hook (graceful only). A signal the process was
+ * started ignoring (SIGHUP under {@code nohup}) stays ignored.
  */
 final class Signals {
+
+  /** The signals that stop the worker gracefully. */
+  static final List<String> GRACEFUL = List.of("TERM", "INT", "HUP");
 
   private static final Logger log = LoggerFactory.getLogger(Signals.class);
 
@@ -22,8 +30,9 @@ final class Signals {
    *
    * @param graceful started on a new thread at the first signal; it should stop and exit
    * @param haltCode the exit code of a second signal
+   * @return puts back the handlers there were before (for a command run inside another program)
    */
-  static void install(Runnable graceful, int haltCode) {
+  static AutoCloseable install(Runnable graceful, int haltCode) {
     AtomicInteger received = new AtomicInteger();
     Runnable onSignal =
         () -> {
@@ -60,12 +69,36 @@ final class Signals {
                 return null;
               });
       Method handle = signalClass.getMethod("handle", signalClass, handlerClass);
-      for (String name : new String[] {"TERM", "INT"}) {
-        handle.invoke(null, signalClass.getConstructor(String.class).newInstance(name), handler);
+      List<Object[]> previous = new ArrayList<>();
+      for (String name : GRACEFUL) {
+        Object signal = signalClass.getConstructor(String.class).newInstance(name);
+        try {
+          previous.add(new Object[] {signal, handle.invoke(null, signal, handler)});
+        } catch (InvocationTargetException e) {
+          // This signal is taken (by the JVM or an option such as -Xrs): the others still work.
+          log.debug("cannot handle SIG{}; it keeps its default", name, e.getCause());
+        }
       }
+      return () -> {
+        for (Object[] p : previous) {
+          try {
+            handle.invoke(null, p[0], p[1]);
+          } catch (ReflectiveOperationException | RuntimeException e) {
+            log.debug("cannot put back the handler of {}", p[0], e);
+          }
+        }
+      };
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       log.debug("signal API unavailable; using a shutdown hook", e);
-      Runtime.getRuntime().addShutdownHook(new Thread(graceful, "graceful-stop"));
+      Thread hook = new Thread(graceful, "graceful-stop");
+      Runtime.getRuntime().addShutdownHook(hook);
+      return () -> {
+        try {
+          Runtime.getRuntime().removeShutdownHook(hook);
+        } catch (IllegalStateException shuttingDown) {
+          // The JVM is exiting: the hook runs or has run.
+        }
+      };
     }
   }
 }

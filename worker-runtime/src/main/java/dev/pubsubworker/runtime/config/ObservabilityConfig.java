@@ -10,6 +10,10 @@ import java.time.Duration;
  * @param lockStoreProbeInterval how often readiness reads the lock store
  * @param lockStoreStaleAfter how long without an answer from the lock store makes /readyz fail
  * @param lockStoreStuckAfter how long one lock-store call may be in progress before /healthz fails
+ * @param handlerStuckAfter how long one delivery may be in progress on a handler thread before
+ *     /healthz fails; {@link Duration#ZERO} when that check is off (the default)
+ * @param pubsubStreamSettleTime how long a Pub/Sub stream failure may last before /readyz reports
+ *     it, and how long a started stream the server has not answered must stay open to count as up
  * @param tracing the OpenTelemetry tracing of deliveries
  */
 public record ObservabilityConfig(
@@ -18,4 +22,12 @@ public record ObservabilityConfig(
     Duration lockStoreProbeInterval,
     Duration lockStoreStaleAfter,
     Duration lockStoreStuckAfter,
-    TracingConfig tracing) {}
+    Duration handlerStuckAfter,
+    Duration pubsubStreamSettleTime,
+    TracingConfig tracing) {
+
+  /** Whether /healthz watches the age of the oldest running handler. */
+  public boolean handlerStuckCheck() {
+    return !handlerStuckAfter.isZero();
+  }
+}

@@ -112,9 +112,17 @@ final class SettingsReader {
     return intInRange(key, 0, Integer.MAX_VALUE);
   }
 
-  /** A whole number in {@code min..max}; out of range (or not a number) is a problem. */
+  /**
+   * A whole number in {@code min..max}; out of range, a fraction ({@code 2.5}, which Typesafe
+   * Config would truncate to 2) or not a number is a problem.
+   */
   int intInRange(String key, int min, int max) {
     read.add(key);
+    ConfigValue raw = config.root().get(key);
+    if (raw != null && isFraction(raw)) {
+      problem(key, "must be a whole number " + range(min, max) + ", but was " + unwrapped(raw));
+      return min;
+    }
     try {
       long value = config.getLong(quote(key));
       if (value < min || value > max) {
@@ -239,6 +247,23 @@ final class SettingsReader {
       return ms / 1_000 + "s";
     }
     return ms + "ms";
+  }
+
+  /** A number with a fractional part ({@code 2.5}, {@code "2.5"}); {@code 2.0} is whole. */
+  private static boolean isFraction(ConfigValue value) {
+    if (value.valueType() != ConfigValueType.NUMBER
+        && value.valueType() != ConfigValueType.STRING) {
+      return false;
+    }
+    String text = String.valueOf(value.unwrapped()).trim();
+    if (!text.matches("[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?")) {
+      return false; // not a number at all: reading it reports that
+    }
+    try {
+      return new java.math.BigDecimal(text).stripTrailingZeros().scale() > 0;
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   private static boolean isBareNumber(ConfigValue value) {

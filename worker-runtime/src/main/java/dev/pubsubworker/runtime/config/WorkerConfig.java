@@ -107,6 +107,24 @@ public record WorkerConfig(
   static final int MAX_POOL_SIZE = 1000;
 
   /**
+   * The shortest {@code lock-store-stuck-after} (and {@code handler-stuck-after}, when set): a
+   * healthy lock-store call or handler can take that long under ordinary load, so a shorter bound
+   * would have Kubernetes restart healthy pods.
+   */
+  static final Duration MIN_STUCK_AFTER = Duration.ofSeconds(1);
+
+  /**
+   * The shortest {@code pubsub-stream-settle-time}: a reconnect takes the client at least 100 ms.
+   */
+  static final Duration MIN_STREAM_SETTLE = Duration.ofMillis(100);
+
+  /**
+   * The longest {@code pubsub-stream-settle-time}: the client closes a stream its server has not
+   * answered for 15 s after a keep-alive, so a stream that needs longer to count as up never does.
+   */
+  static final Duration MAX_STREAM_SETTLE = Duration.ofSeconds(15);
+
+  /**
    * Loads {@code file} the way the process does: system properties override the file, which
    * overrides every {@code reference.conf} on the class path; {@code ${?ENV}} substitutions are
    * resolved.
@@ -156,6 +174,14 @@ public record WorkerConfig(
     }
     if (!Files.isReadable(file)) {
       return file + " cannot be read (permission denied)";
+    }
+    // Permission bits do not stop root, but a read can still fail (an I/O error, /proc files).
+    try (java.io.InputStream in = Files.newInputStream(file)) {
+      in.read();
+    } catch (java.nio.file.AccessDeniedException e) {
+      return file + " cannot be read (permission denied)";
+    } catch (java.io.IOException e) {
+      return file + " cannot be read (" + (e.getMessage() == null ? e : e.getMessage()) + ")";
     }
     return null;
   }
@@ -250,10 +276,16 @@ public record WorkerConfig(
     SettingsReader obs = top.object("observability");
     int port = obs.intInRange("http-port", 0, 65535);
     String httpHost = obs.string("http-host");
-    if (!obs.failed("http-host") && !httpHost.matches("[A-Za-z0-9._-]+|\\[?[0-9A-Fa-f:.]+\\]?")) {
-      obs.problem(
-          "http-host",
-          "must be a host name or IP address, such as 0.0.0.0, but was '" + httpHost + "'");
+    if (!obs.failed("http-host")) {
+      HostSyntax.problem(httpHost)
+          .ifPresent(
+              why ->
+                  obs.problem(
+                      "http-host",
+                      "must be a host name or IP address, such as 0.0.0.0, but '"
+                          + httpHost
+                          + "' "
+                          + why));
     }
     ObservabilityConfig observability =
         new ObservabilityConfig(
@@ -261,7 +293,9 @@ public record WorkerConfig(
             httpHost,
             obs.duration("lock-store-probe-interval", Duration.ofMillis(100)),
             obs.positiveDuration("lock-store-stale-after"),
-            obs.positiveDuration("lock-store-stuck-after"),
+            obs.duration("lock-store-stuck-after", MIN_STUCK_AFTER),
+            handlerStuckAfter(obs),
+            obs.duration("pubsub-stream-settle-time", MIN_STREAM_SETTLE, MAX_STREAM_SETTLE),
             readTracing(obs.object("tracing")));
     if (!obs.failed("lock-store-stale-after")
         && !obs.failed("lock-store-probe-interval")
@@ -424,6 +458,19 @@ public record WorkerConfig(
     Duration minAck = r.positiveDuration("min-ack-extension");
     if (minAck.compareTo(Duration.ofSeconds(600)) > 0) {
       r.problem("min-ack-extension", "must be at most 600s (Pub/Sub's limit), but was " + minAck);
+    }
+    if (!r.failed("max-ack-extension")
+        && !r.failed("min-ack-extension")
+        && maxAck.compareTo(minAck) < 0) {
+      // One extension would outlast the time the client may extend in all.
+      r.problemOnAny(
+          "max-ack-extension ("
+              + SettingsReader.human(maxAck)
+              + ") must be at least min-ack-extension ("
+              + SettingsReader.human(minAck)
+              + "), the shortest single extension the client asks for",
+          "max-ack-extension",
+          "min-ack-extension");
     }
     Duration maxAckPerCall = r.positiveDuration("max-ack-extension-per-call");
     if (r.failed("max-ack-extension-per-call")) {
@@ -680,6 +727,21 @@ public record WorkerConfig(
             "guard");
       }
     }
+  }
+
+  /** {@code handler-stuck-after}: 0s (off), or at least {@link #MIN_STUCK_AFTER}. */
+  private static Duration handlerStuckAfter(SettingsReader obs) {
+    Duration d = obs.duration("handler-stuck-after", Duration.ZERO);
+    if (!obs.failed("handler-stuck-after") && !d.isZero() && d.compareTo(MIN_STUCK_AFTER) < 0) {
+      obs.problem(
+          "handler-stuck-after",
+          "must be 0s (off) or at least "
+              + SettingsReader.human(MIN_STUCK_AFTER)
+              + ", but was "
+              + SettingsReader.human(d));
+      return Duration.ZERO;
+    }
+    return d;
   }
 
   /** {@code host:port} (or {@code [v6]:port}) with a port in 1..65535; empty passes. */

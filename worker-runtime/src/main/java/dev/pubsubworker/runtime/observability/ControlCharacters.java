@@ -53,15 +53,24 @@ final class ControlCharacters {
     return out.toString();
   }
 
+  /**
+   * Whether {@code c} is one of the characters every log format writes as an escape: the C0
+   * controls, DEL, the C1 controls U+0080–U+009F, U+2028/U+2029, and the bidirectional overrides
+   * and isolates U+202A–U+202E and U+2066–U+2069. (The text format also escapes the backslash and
+   * unpaired surrogates; JSON has its own rules for those.)
+   */
+  static boolean isControl(char c) {
+    return c < 0x20
+        || (c >= 0x7f && c <= 0x9f)
+        || c == '\u2028'
+        || c == '\u2029'
+        || (c >= '\u202a' && c <= '\u202e')
+        || (c >= '\u2066' && c <= '\u2069');
+  }
+
   private static boolean needsEscape(String s, int i) {
     char c = s.charAt(i);
-    if (c < 0x20 || c == '\\' || (c >= 0x7f && c <= 0x9f)) {
-      return true;
-    }
-    if (c == '\u2028' || c == '\u2029') {
-      return true;
-    }
-    if ((c >= '\u202a' && c <= '\u202e') || (c >= '\u2066' && c <= '\u2069')) {
+    if (c == '\\' || isControl(c)) {
       return true;
     }
     if (Character.isHighSurrogate(c)) {

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import java.time.Clock;
 import java.time.Duration;
@@ -12,14 +13,15 @@ import java.util.Optional;
  * The liveness and readiness verdicts behind {@code /healthz} and {@code /readyz}.
  *
  * <ul>
- *   <li><b>Live</b> unless the worker failed (a subscriber died and the worker stopped itself), or
- *       a lock-store call has been in progress longer than {@code stuckAfter} (a thread stuck in
- *       the store: a restart is the way out). A graceful stop stays live: Kubernetes is already
- *       terminating the pod.
+ *   <li><b>Live</b> unless the worker failed (a subscriber died and the worker stopped itself), a
+ *       lock-store call has been in progress longer than {@code stuckAfter} (a thread stuck in the
+ *       store: a restart is the way out), or, when {@code handlerStuckAfter} is not zero, a
+ *       delivery has been in progress on a handler thread longer than that (a wedged handler). A
+ *       graceful stop stays live: Kubernetes is already terminating the pod.
  *   <li><b>Ready</b> only when every subscriber is pulling, every subscription's streaming pull is
- *       up (none has been failing or reconnecting for longer than {@link
- *       dev.pubsubworker.runtime.pubsub.StreamHealth#SETTLE}), no stop is under way, and the lock
- *       store answered (a guard call or the probe returned) within {@code staleAfter}.
+ *       up (none has been failing or reconnecting for longer than the settle time, see {@link
+ *       dev.pubsubworker.runtime.pubsub.StreamHealth}), no stop is under way, and the lock store
+ *       answered (a guard call or the probe returned) within {@code staleAfter}.
  * </ul>
  *
  * Each verdict carries a plain-text explanation. Thread-safe; no I/O.
@@ -35,7 +37,9 @@ final class Health {
   private final Clock clock;
   private final LockStoreCalls calls;
   private final Duration stuckAfter;
+  private final Duration handlerStuckAfter;
 
+  /** Without the handler check. */
   Health(
       WorkerStatus worker,
       LockStoreFreshness lockStore,
@@ -43,12 +47,28 @@ final class Health {
       Clock clock,
       LockStoreCalls calls,
       Duration stuckAfter) {
+    this(worker, lockStore, staleAfter, clock, calls, stuckAfter, Duration.ZERO);
+  }
+
+  /**
+   * @param handlerStuckAfter how long a delivery may be in progress on a handler thread before
+   *     liveness fails; zero turns the check off
+   */
+  Health(
+      WorkerStatus worker,
+      LockStoreFreshness lockStore,
+      Duration staleAfter,
+      Clock clock,
+      LockStoreCalls calls,
+      Duration stuckAfter,
+      Duration handlerStuckAfter) {
     this.worker = worker;
     this.lockStore = lockStore;
     this.staleAfter = staleAfter;
     this.clock = clock;
     this.calls = calls;
     this.stuckAfter = stuckAfter;
+    this.handlerStuckAfter = handlerStuckAfter;
   }
 
   Verdict liveness() {
@@ -74,6 +94,24 @@ final class Health {
                 + "); "
                 + calls.inProgress()
                 + " lock-store call(s) in progress");
+      }
+    }
+    if (!handlerStuckAfter.isZero()) {
+      Optional<RunningHandler> handler = worker.oldestHandler();
+      if (handler.isPresent() && handler.get().age().compareTo(handlerStuckAfter) > 0) {
+        RunningHandler h = handler.get();
+        reasons.add(
+            "stuck in a handler: a delivery of subscription "
+                + h.subscription()
+                + " on thread "
+                + h.thread()
+                + " has been running for "
+                + seconds(h.age())
+                + " (stuck after "
+                + seconds(handlerStuckAfter)
+                + "); "
+                + worker.handlersRunning()
+                + " handler(s) running");
       }
     }
     if (reasons.isEmpty()) {

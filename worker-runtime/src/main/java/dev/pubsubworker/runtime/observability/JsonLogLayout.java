@@ -42,7 +42,10 @@ import java.util.TreeMap;
  * dev.pubsubworker.runtime.config.KnownSecrets}), also in exception messages and stack traces.
  * Strings are escaped per RFC 8259 (quotes, backslashes, every control character) and an unpaired
  * surrogate becomes U+FFFD, so a line is always valid JSON in valid UTF-8 whatever a message
- * contains. Thread-safe.
+ * contains. The characters the text format escapes (C0 and C1 controls, DEL, U+2028/U+2029, the
+ * bidirectional overrides and isolates) are written as {@code \\uXXXX} too, so that a raw line,
+ * read in a terminal or by a line-based tool, never carries one; a JSON parser gets them back.
+ * Thread-safe.
  */
 public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
 
@@ -195,7 +198,8 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
         case '\b' -> json.append("\\b");
         case '\f' -> json.append("\\f");
         default -> {
-          if (c < 0x20 || c == 0x7f || c == '\u2028' || c == '\u2029') {
+          if (ControlCharacters.isControl(c)) {
+            // What the text format escapes, so a raw line carries no C1 control or bidi override.
             unicodeEscape(json, c);
           } else if (Character.isHighSurrogate(c)) {
             if (i + 1 < n && Character.isLowSurrogate(s.charAt(i + 1))) {

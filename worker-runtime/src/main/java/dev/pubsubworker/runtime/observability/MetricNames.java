@@ -78,6 +78,13 @@ public final class MetricNames {
    */
   public static final String LOCK_STORE_OLDEST_CALL = PREFIX + "lock.store.oldest.call.age";
 
+  /**
+   * Gauge, seconds, tag {@link #SUBSCRIPTION}: how long the subscription's oldest delivery in
+   * progress on a handler thread (claim, handler, DONE) has been running, 0 when none is ({@code
+   * /healthz} fails once it exceeds {@code handler-stuck-after}, when that is set).
+   */
+  public static final String HANDLER_OLDEST_AGE = PREFIX + "handler.oldest.age";
+
   /** Gauge: lock-store calls in progress (claims, DONE writes, releases, extensions). */
   public static final String LOCK_STORE_CALLS_IN_PROGRESS = PREFIX + "lock.store.calls.in.progress";
 
@@ -93,7 +100,8 @@ public final class MetricNames {
 
   /**
    * Counter, tags {@link #SUBSCRIPTION} and {@link #CAUSE} ({@code fence-stale}, {@code
-   * store-unreachable}): leases lost while the handler ran.
+   * store-unreachable}, {@code expired}: ran out on the guard's clock before an extension confirmed
+   * it): leases lost while the handler ran.
    */
   public static final String LEASES_LOST = ReceiverMetricNames.LEASES_LOST;
 

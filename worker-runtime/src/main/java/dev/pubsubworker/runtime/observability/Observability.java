@@ -57,6 +57,7 @@ public final class Observability implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Observability.class);
 
   private final ObservabilityConfig config;
+  private final List<String> subscriptionIds;
   private final Optional<InetSocketAddress> bindAddress;
   private final Clock clock;
   private final PrometheusMeterRegistry registry;
@@ -71,12 +72,12 @@ public final class Observability implements AutoCloseable {
 
   private Observability(WorkerConfig config, Optional<InetSocketAddress> bindAddress, Clock clock) {
     this.config = config.observability();
+    this.subscriptionIds =
+        config.orderedSubscriptions().stream().map(SubscriptionConfig::id).toList();
     this.bindAddress = bindAddress;
     this.clock = clock;
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-    this.metrics =
-        new WorkerMetrics(
-            config.orderedSubscriptions().stream().map(SubscriptionConfig::id).toList());
+    this.metrics = new WorkerMetrics(subscriptionIds);
     this.freshness = new LockStoreFreshness(clock);
     this.tracing = Tracing.create(config.observability().tracing(), config.projectId());
     this.binders =
@@ -184,6 +185,16 @@ public final class Observability implements AutoCloseable {
     Gauge.builder(MetricNames.LOCK_STORE_CALLS_IN_PROGRESS, calls, LockStoreCalls::inProgress)
         .description("Lock-store calls in progress")
         .register(registry);
+    for (String id : subscriptionIds) {
+      Gauge.builder(
+              MetricNames.HANDLER_OLDEST_AGE,
+              status,
+              s -> s.oldestHandlerAge(id).map(a -> a.toMillis() / 1000.0).orElse(0.0))
+          .description("How long the oldest delivery in progress on a handler thread has run")
+          .tag(MetricNames.SUBSCRIPTION, id)
+          .baseUnit("seconds")
+          .register(registry);
+    }
     Health health =
         new Health(
             status,
@@ -191,7 +202,8 @@ public final class Observability implements AutoCloseable {
             config.lockStoreStaleAfter(),
             clock,
             calls,
-            config.lockStoreStuckAfter());
+            config.lockStoreStuckAfter(),
+            config.handlerStuckAfter());
     if (bindAddress.isPresent()) {
       server = ObservabilityHttpServer.start(bindAddress.get(), registry, health);
       InetSocketAddress a = server.address();

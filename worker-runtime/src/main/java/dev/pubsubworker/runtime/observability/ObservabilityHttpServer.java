@@ -105,6 +105,11 @@ final class ObservabilityHttpServer {
     ServerSocketChannel listener = null;
     Selector selector = null;
     try {
+      if (address.isUnresolved()) {
+        // bind would throw UnresolvedAddressException, which is no IOException.
+        throw new java.net.UnknownHostException(
+            "host " + address.getHostString() + " does not resolve to an address");
+      }
       listener = ServerSocketChannel.open();
       listener.bind(address, 128);
       listener.configureBlocking(false);

@@ -1,7 +1,9 @@
 package dev.pubsubworker.runtime.observability;
 
+import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.worker.Worker;
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -32,6 +34,21 @@ interface WorkerStatus {
     return List.of();
   }
 
+  /** The delivery in progress on a handler thread the longest, if any is. */
+  default Optional<RunningHandler> oldestHandler() {
+    return Optional.empty();
+  }
+
+  /** How long subscription {@code id}'s oldest delivery in progress has been running, if any. */
+  default Optional<Duration> oldestHandlerAge(String id) {
+    return Optional.empty();
+  }
+
+  /** How many deliveries are in progress on handler threads. */
+  default int handlersRunning() {
+    return 0;
+  }
+
   /** The status of a real worker. */
   static WorkerStatus of(Worker worker) {
     return new WorkerStatus() {
@@ -58,6 +75,21 @@ interface WorkerStatus {
       @Override
       public List<String> pubsubProblems() {
         return worker.pubsubProblems();
+      }
+
+      @Override
+      public Optional<RunningHandler> oldestHandler() {
+        return worker.oldestHandler();
+      }
+
+      @Override
+      public Optional<Duration> oldestHandlerAge(String id) {
+        return worker.subscriptions().flatMap(s -> s.oldestHandlerAge(id));
+      }
+
+      @Override
+      public int handlersRunning() {
+        return worker.subscriptions().map(SubscriptionSet::inFlight).orElse(0);
       }
     };
   }

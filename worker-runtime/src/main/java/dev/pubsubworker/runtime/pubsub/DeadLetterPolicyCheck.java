@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.TopicAdminClient;
+import com.google.pubsub.v1.GetTopicRequest;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.io.IOException;
@@ -44,7 +45,10 @@ final class DeadLetterPolicyCheck {
       return use.apply(
           topic -> {
             try {
-              admin.getTopic(topic);
+              AdminCalls.await(
+                  admin
+                      .getTopicCallable()
+                      .futureCall(GetTopicRequest.newBuilder().setTopic(topic).build()));
               return true;
             } catch (ApiException e) {
               if (e.getStatusCode().getCode() == StatusCode.Code.NOT_FOUND) {

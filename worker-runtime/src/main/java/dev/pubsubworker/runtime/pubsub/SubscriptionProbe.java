@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.SubscriptionAdminClient;
+import com.google.pubsub.v1.GetSubscriptionRequest;
 import com.google.pubsub.v1.ProjectSubscriptionName;
 import com.google.pubsub.v1.Subscription;
 import dev.pubsubworker.runtime.config.ExactlyOnceMode;
@@ -40,7 +41,11 @@ public final class SubscriptionProbe {
     String path = path(projectId, config.name());
     try (SubscriptionAdminClient admin =
         SubscriptionAdminClient.create(connection.subscriptionAdminSettings())) {
-      Subscription s = admin.getSubscription(path);
+      Subscription s =
+          AdminCalls.await(
+              admin
+                  .getSubscriptionCallable()
+                  .futureCall(GetSubscriptionRequest.newBuilder().setSubscription(path).build()));
       boolean exactlyOnce =
           switch (config.exactlyOnce()) {
             case AUTO -> s.getEnableExactlyOnceDelivery();

@@ -3,6 +3,8 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.core.ApiService;
 import com.google.api.gax.batching.FlowControlSettings;
 import com.google.api.gax.batching.FlowController;
+import com.google.api.gax.rpc.ApiException;
+import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
@@ -76,11 +78,45 @@ final class SubscriptionRunner {
         new ApiService.Listener() {
           @Override
           public void failed(ApiService.State from, Throwable failure) {
-            log.error("subscriber of {} failed in state {}", config.id(), from, failure);
-            onFailure.accept(failure);
+            SubscriptionUnavailableException e = lost(config, facts, failure);
+            log.error("{}; stopping the worker: {}", e.getMessage(), statusOf(failure));
+            log.debug("subscriber of {} failed in state {}", config.id(), from, failure);
+            onFailure.accept(e);
           }
         },
         MoreExecutors.directExecutor());
+  }
+
+  /**
+   * What a running subscriber's failure means: the client gives up a stream only on an error it
+   * will not retry (NOT_FOUND, PERMISSION_DENIED, FAILED_PRECONDITION, ...), so the subscription is
+   * no longer available to this worker.
+   */
+  static SubscriptionUnavailableException lost(
+      SubscriptionConfig config, SubscriptionFacts facts, Throwable failure) {
+    StatusCode.Code code =
+        failure instanceof ApiException api ? api.getStatusCode().getCode() : null;
+    String what =
+        code == StatusCode.Code.NOT_FOUND
+            ? " no longer exists (it did at start-up)"
+            : code == StatusCode.Code.PERMISSION_DENIED
+                ? " may no longer be pulled by this worker (permission withdrawn)"
+                : ": its streaming pull failed for good";
+    return new SubscriptionUnavailableException(
+        "subscription " + config.id() + ": " + facts.path() + what + "; the worker stopped",
+        failure);
+  }
+
+  /**
+   * The gRPC status of a client failure, one line: {@code NOT_FOUND: Subscription does not exist}.
+   */
+  private static String statusOf(Throwable failure) {
+    Throwable root = failure;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    String text = root.getMessage() == null ? root.toString() : root.getMessage();
+    return text.lines().findFirst().orElse("");
   }
 
   /**

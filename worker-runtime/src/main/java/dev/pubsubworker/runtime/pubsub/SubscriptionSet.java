@@ -8,11 +8,15 @@ import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -105,8 +109,12 @@ public final class SubscriptionSet {
    *     PoisonExceptions#resolve}), by subscription id; a subscription missing here has only {@link
    *     TerminalFailures#poisonOnly()}
    * @param onFailure called when a subscriber fails while running
+   * @param aborted asked before each subscription is read and before each subscriber starts: true
+   *     once the start is to end without pulling (a stop during start-up)
    * @throws SubscriptionUnavailableException if a subscription or its dead-letter topic is missing,
    *     or a subscription will not start; the ones already started are stopped
+   * @throws java.util.concurrent.CancellationException if {@code aborted} turned true; the ones
+   *     already started are stopped
    */
   public static SubscriptionSet start(
       WorkerConfig config,
@@ -116,10 +124,12 @@ public final class SubscriptionSet {
       PubSubConnection connection,
       StreamHealth streams,
       Map<String, TerminalFailures> terminalFailures,
-      Consumer<Throwable> onFailure) {
+      Consumer<Throwable> onFailure,
+      BooleanSupplier aborted) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
     List<SubscriptionFacts> facts = new ArrayList<>();
     for (SubscriptionConfig s : subs) {
+      checkNotAborted(aborted);
       SubscriptionFacts f = SubscriptionProbe.read(connection, config.projectId(), s);
       streams.register(f.path(), s.id());
       facts.add(f);
@@ -175,6 +185,7 @@ public final class SubscriptionSet {
     SubscriptionSet set = new SubscriptionSet(runners, receivers, parkTimer, publishers);
     try {
       for (SubscriptionRunner r : runners) {
+        checkNotAborted(aborted);
         r.start(START_TIMEOUT);
       }
     } catch (RuntimeException e) {
@@ -182,6 +193,12 @@ public final class SubscriptionSet {
       throw e;
     }
     return set;
+  }
+
+  private static void checkNotAborted(BooleanSupplier aborted) {
+    if (aborted.getAsBoolean()) {
+      throw new CancellationException("the start was stopped before every subscriber pulled");
+    }
   }
 
   /** Whether every subscriber is running. */
@@ -202,6 +219,42 @@ public final class SubscriptionSet {
   /** How many deliveries are being handled right now. */
   public int inFlight() {
     return receivers.stream().mapToInt(GuardedReceiver::running).sum();
+  }
+
+  /**
+   * The delivery in progress on a handler thread the longest (its claim, handler and DONE; a parked
+   * delivery holds no thread and is not counted), of any subscription.
+   */
+  public Optional<RunningHandler> oldestHandler() {
+    return receivers.stream()
+        .map(SubscriptionSet::oldestOf)
+        .flatMap(Optional::stream)
+        .max(Comparator.comparing(RunningHandler::age));
+  }
+
+  /** How long subscription {@code id}'s oldest delivery in progress has been running, if any. */
+  public Optional<Duration> oldestHandlerAge(String id) {
+    return receivers.stream()
+        .filter(r -> r.subscription().equals(id))
+        .findFirst()
+        .flatMap(SubscriptionSet::oldestOf)
+        .map(RunningHandler::age);
+  }
+
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
+  }
+
+  private static Optional<RunningHandler> oldestOf(GuardedReceiver receiver) {
+    return receiver
+        .oldestRunning()
+        .map(
+            d ->
+                new RunningHandler(
+                    receiver.subscription(),
+                    d.thread(),
+                    // The runtime's receivers run on the system clock.
+                    max(Duration.between(d.since(), Instant.now()), Duration.ZERO)));
   }
 
   /**

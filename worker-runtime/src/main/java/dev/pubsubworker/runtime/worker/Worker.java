@@ -25,6 +25,7 @@ import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PoisonExceptions;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
@@ -38,6 +39,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
@@ -84,6 +86,8 @@ public final class Worker {
   private final StreamHealth streams;
   private final List<Runnable> onStop = new CopyOnWriteArrayList<>();
   private volatile PubSubConnection connection;
+  private volatile boolean startAborted;
+  private volatile Thread startThread;
   private volatile SubscriptionSet subscriptions;
   private volatile SubscriptionGuards guards;
   private volatile KnownSecrets.Held secrets;
@@ -101,7 +105,10 @@ public final class Worker {
     this.keyLogFormat = keyLogFormat;
     this.guardListeners = guardListeners;
     this.streams =
-        new StreamHealth(Clock.systemUTC(), new DispatchListeners(this.dispatchListeners));
+        new StreamHealth(
+            Clock.systemUTC(),
+            new DispatchListeners(this.dispatchListeners),
+            config.observability().pubsubStreamSettleTime());
     lifecycle.addListener(
         new Service.Listener() {
           @Override
@@ -114,7 +121,7 @@ public final class Worker {
 
           @Override
           public void failed(Service.State from, Throwable failure) {
-            if (from == Service.State.STOPPING) {
+            if (from == Service.State.STOPPING && !(startAborted && isAbort(failure))) {
               log.error("the worker's stop failed; the lock store and clients are closed", failure);
             }
           }
@@ -219,6 +226,10 @@ public final class Worker {
   private void open() {
     // While it runs, this worker's secrets stay masked even if another config is read meanwhile.
     secrets = KnownSecrets.keep(config);
+    log.info(
+        "starting: opening the lock store ({}) and reading {} subscription(s)",
+        config.lockStore().type(),
+        config.subscriptions().size());
     Map<String, MessageHandler> handlers = handlers();
     try {
       // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
@@ -228,6 +239,7 @@ public final class Worker {
               lockStoreCalls().track(backend()),
               guardListeners,
               keyLogFormat);
+      checkNotAborted();
       connection =
           PubSubConnection.create(config.pubsubEmulatorHost(), List.of(streams.interceptor()));
       subscriptions =
@@ -239,9 +251,17 @@ public final class Worker {
               connection,
               streams,
               terminalFailures,
-              this::onFailure);
+              this::onFailure,
+              () -> startAborted);
     } catch (RuntimeException e) {
       closeResources();
+      if (startAborted) {
+        // Whatever the step in progress failed with, the start ended because a stop asked it to.
+        CancellationException aborted =
+            new CancellationException("the start was stopped before every subscriber pulled");
+        aborted.initCause(e);
+        throw aborted;
+      }
       throw e;
     }
     log.info(
@@ -256,8 +276,16 @@ public final class Worker {
    * shutdown-grace}, the rest are abandoned (claim released, interrupted, nacked); then the clients
    * and the lock store are closed. Returns within {@code shutdown-grace} + {@link #STOP_BOUND}
    * (plus the idle lock store's own close). Idempotent; concurrent callers wait for the first.
+   *
+   * <p>During {@link #start()}, the start ends first: no further step begins (no subscription is
+   * read, no subscriber started), a Pub/Sub admin call in progress is cancelled, another step in
+   * progress (opening the lock store) ends within its own timeout, and {@link #start()} throws a
+   * {@link CancellationException} once what it opened is closed.
    */
   public void stop() {
+    if (lifecycle.state() == Service.State.STARTING) {
+      abortStart();
+    }
     lifecycle.stopAsync();
     try {
       lifecycle.awaitTerminated();
@@ -320,6 +348,30 @@ public final class Worker {
     }
   }
 
+  /**
+   * A stop during the start: no further step begins (no more subscriptions read, no subscriber
+   * started), and the start's thread is interrupted, which cancels a Pub/Sub admin call in
+   * progress. A step that is not one (opening the lock store) ends within its own timeout. The
+   * start then fails with a {@link CancellationException}, having closed what it opened.
+   */
+  private void abortStart() {
+    startAborted = true;
+    Thread t = startThread;
+    if (t != null) {
+      t.interrupt(); // ends a Pub/Sub admin call in progress (AdminCalls)
+    }
+  }
+
+  private static boolean isAbort(Throwable failure) {
+    return failure instanceof CancellationException;
+  }
+
+  private void checkNotAborted() {
+    if (startAborted) {
+      throw new CancellationException("the start was stopped before every subscriber pulled");
+    }
+  }
+
   /** Whether every subscription is pulling and the worker is not stopping. */
   public boolean isReady() {
     SubscriptionSet subs = subscriptions;
@@ -338,10 +390,20 @@ public final class Worker {
 
   /**
    * Why some subscription's streaming pull is down, one line per subscription; empty while every
-   * stream is up (or reconnecting within {@link StreamHealth#SETTLE}).
+   * stream is up (or reconnecting within {@code observability.pubsub-stream-settle-time}; see
+   * {@link StreamHealth}).
    */
   public List<String> pubsubProblems() {
     return streams.problems();
+  }
+
+  /**
+   * The delivery in progress on a handler thread the longest, of any subscription; empty before the
+   * start and while none is.
+   */
+  public Optional<RunningHandler> oldestHandler() {
+    SubscriptionSet subs = subscriptions;
+    return subs == null ? Optional.empty() : subs.oldestHandler();
   }
 
   /**
@@ -412,7 +474,12 @@ public final class Worker {
   private final class Lifecycle extends AbstractIdleService {
     @Override
     protected void startUp() {
-      open();
+      startThread = Thread.currentThread();
+      try {
+        open();
+      } finally {
+        startThread = null;
+      }
     }
 
     @Override

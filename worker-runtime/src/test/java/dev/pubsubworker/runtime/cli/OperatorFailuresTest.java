@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import dev.pubsubworker.runtime.testing.CliProcess;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.SqlDatabase;
+import dev.pubsubworker.testservices.TcpProxy;
 import dev.pubsubworker.testservices.TestServices;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -265,6 +266,88 @@ class OperatorFailuresTest {
     assertThat(run.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
     assertThat(oneLine(run))
         .startsWith("error: publishing to topic " + topic + " failed: NOT_FOUND");
+  }
+
+  @Test
+  void publishing_to_an_unreachable_emulator_gives_up_at_the_timeout_with_exit_3()
+      throws IOException {
+    Path file = dir.resolve("unreachable.conf");
+    Files.writeString(
+        file,
+        """
+        pubsub-worker {
+          project-id = "p"
+          pubsub-emulator-host = "127.0.0.1:9"
+          subscriptions { orders { handler = orders } }
+        }
+        """);
+    assertThat(publishOrders(file, "2s"))
+        .isEqualTo(
+            "error: publishing to topic orders failed: the Pub/Sub emulator at 127.0.0.1:9 did not"
+                + " accept the messages within 2s (--timeout); is it running and reachable?");
+  }
+
+  /** {@code publish} of one message to topic orders with {@code timeout}: its one line, exit 3. */
+  private static String publishOrders(Path config, String timeout) {
+    CliRun run =
+        assertTimeoutPreemptively(
+            BOUND,
+            () ->
+                CliRun.of(
+                    "publish",
+                    "--config",
+                    config.toString(),
+                    "--topic",
+                    "orders",
+                    "--data",
+                    "x",
+                    "--timeout",
+                    timeout));
+    assertThat(run.exitCode()).as(run.err()).isEqualTo(ExitCodes.UNAVAILABLE);
+    return oneLine(run);
+  }
+
+  @Test
+  void publishing_to_an_emulator_that_does_not_answer_gives_up_at_the_timeout() throws Exception {
+    PubSubEmulator pubsub = TestServices.pubsub();
+    try (TcpProxy frozen = TcpProxy.start(pubsub.hostPort())) {
+      frozen.freeze();
+      Path file = dir.resolve("frozen.conf");
+      Files.writeString(
+          file,
+          """
+          pubsub-worker {
+            project-id = "%s"
+            pubsub-emulator-host = "%s"
+            subscriptions { orders { handler = orders } }
+          }
+          """
+              .formatted(pubsub.projectId(), frozen.hostPort()));
+      assertThat(publishOrders(file, "10s"))
+          .startsWith("error: publishing to topic orders failed: ")
+          .contains("did not accept the messages within 10s (--timeout)");
+    }
+  }
+
+  @Test
+  void a_timeout_that_is_no_duration_is_a_bad_argument() throws IOException {
+    Path file = config("type = in-memory");
+    CliRun run =
+        CliRun.of(
+            "publish",
+            "--config",
+            file.toString(),
+            "--topic",
+            "t",
+            "--data",
+            "x",
+            "--timeout",
+            "soon");
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(oneLine(run))
+        .isEqualTo(
+            "error: --timeout must be a positive whole number of ms, s or m (such as 30s), but was"
+                + " 'soon'");
   }
 
   /** The README's exit-code table lists exactly the codes the command line uses. */

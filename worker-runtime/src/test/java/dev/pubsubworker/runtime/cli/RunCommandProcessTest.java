@@ -10,6 +10,7 @@ import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.SubscriptionFixture;
 import dev.pubsubworker.testservices.SubscriptionSpec;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -137,5 +138,113 @@ class RunCommandProcessTest {
                 + pubsub.projectId()
                 + "/subscriptions/does-not-exist does not exist")
         .doesNotContain("\tat ");
+  }
+
+  @Test
+  void a_subscription_deleted_while_running_exits_3_with_one_line() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    Path log = dir.resolve("deleted.log");
+    Process worker =
+        startAndAwaitPulling(plainConfig("deleted", pubsub, pubsub.hostPort(), fixture), log);
+    try {
+      pubsub.subscriptionAdmin().deleteSubscription(fixture.subscription());
+      assertThat(worker.waitFor(90, TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).as(Files.readString(log)).isEqualTo(ExitCodes.UNAVAILABLE);
+      List<String> errors =
+          Files.readString(log).lines().filter(l -> l.startsWith("error: ")).toList();
+      assertThat(errors)
+          .containsExactly(
+              "error: subscription orders: "
+                  + fixture.subscription()
+                  + " no longer exists (it did at start-up); the worker stopped: NOT_FOUND:"
+                  + " Subscription does not exist");
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
+
+  @Test
+  void sighup_stops_gracefully_as_sigterm_does_and_exits_0() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    Path log = dir.resolve("hup.log");
+    Process worker =
+        startAndAwaitPulling(plainConfig("hup", pubsub, pubsub.hostPort(), fixture), log);
+    try {
+      signal(worker, "HUP");
+      assertThat(worker.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(worker.exitValue()).as(Files.readString(log)).isZero();
+      assertThat(Files.readString(log)).contains("stopping gracefully").contains("worker stopped");
+    } finally {
+      worker.destroyForcibly();
+    }
+  }
+
+  @Test
+  void sigterm_during_start_up_ends_the_start_and_exits_0() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
+    // Pub/Sub stops answering: the start hangs reading the subscription (a 60 s admin call).
+    try (TcpProxy frozen = TcpProxy.start(pubsub.hostPort())) {
+      frozen.freeze();
+      Path log = dir.resolve("starting.log");
+      Process worker = start(plainConfig("starting", pubsub, frozen.hostPort(), fixture), log);
+      try {
+        await()
+            .atMost(Duration.ofSeconds(60))
+            .until(() -> Files.readString(log).contains("starting: opening the lock store"));
+        worker.destroy(); // SIGTERM
+        assertThat(worker.waitFor(20, TimeUnit.SECONDS))
+            .as("the start ends at once: its Pub/Sub call is cancelled")
+            .isTrue();
+        String output = Files.readString(log);
+        assertThat(worker.exitValue()).as(output).isZero();
+        assertThat(output)
+            .contains("stopped during start-up by a signal: nothing was pulled")
+            .doesNotContain("error:")
+            .doesNotContain("worker started")
+            .doesNotContain("\tat ");
+      } finally {
+        worker.destroyForcibly();
+      }
+    }
+  }
+
+  /**
+   * A config for subscription {@code orders} on {@code fixture}, reaching Pub/Sub at {@code
+   * pubsubHost}, without the HTTP server.
+   */
+  private Path plainConfig(
+      String name, PubSubEmulator pubsub, String pubsubHost, SubscriptionFixture fixture)
+      throws IOException {
+    Path config = dir.resolve(name + ".conf");
+    Files.writeString(
+        config,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          pubsub-emulator-host = "%s"
+          observability.http-port = 0
+          subscriptions { orders { name = "%s", handler = orders } }
+        }
+        """
+            .formatted(pubsub.projectId(), pubsubHost, fixture.subscription().getSubscription()));
+    return config;
+  }
+
+  /** Starts {@code run} on {@code config}; returns once the worker pulls. */
+  private Process startAndAwaitPulling(Path config, Path log) throws IOException {
+    Process worker = start(config, log);
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> Files.readString(log).contains("worker started"));
+    return worker;
+  }
+
+  private static void signal(Process process, String name) throws Exception {
+    Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start();
+    assertThat(kill.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(kill.exitValue()).isZero();
   }
 }

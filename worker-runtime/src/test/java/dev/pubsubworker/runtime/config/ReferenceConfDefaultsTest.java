@@ -10,6 +10,7 @@ import dev.pubsubworker.backend.datastore.DatastoreLockSettings;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
 import dev.pubsubworker.backend.sql.SqlLockSettings;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -72,6 +73,8 @@ class ReferenceConfDefaultsTest {
     p.put("observability.lock-store-probe-interval", duration(Duration.ofSeconds(10)));
     p.put("observability.lock-store-stale-after", duration(Duration.ofSeconds(30)));
     p.put("observability.lock-store-stuck-after", duration(Duration.ofSeconds(60)));
+    p.put("observability.handler-stuck-after", duration(Duration.ZERO));
+    p.put("observability.pubsub-stream-settle-time", duration(StreamHealth.DEFAULT_SETTLE));
     p.put("observability.tracing.exporter", string("none"));
     p.put("observability.tracing.otlp-endpoint", string("http://localhost:4318/v1/traces"));
     p.put("observability.tracing.sample-ratio", string("1.0"));

@@ -253,8 +253,10 @@ class WorkerEndToEndTest {
             .setRetryPolicy(Duration.ofSeconds(1), Duration.ofSeconds(2))
             .build();
     try (WorkerHarness h = new WorkerHarness(spec)) {
+      // The client extends each deadline by at least min-ack-extension, and stops extending
+      // after max-ack-extension: the slow run's message lapses some 10-20 s after receipt.
       h.create(
-              "max-ack-extension = 1s\nmin-ack-extension = 10s\nexecutor-threads = 2\n"
+              "max-ack-extension = 10s\nmin-ack-extension = 10s\nexecutor-threads = 2\n"
                   + "in-progress-max-wait = 1s",
               "",
               handler,

@@ -36,7 +36,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  *
  * <p>With {@code -Dfrozen-sql-store.default-timeouts=true} the store keeps its default timeouts
  * (reference.conf) and the test prints how long the handlers of the nacked messages were blocked:
- * the figure quoted in {@code worker-runtime/README.md}.
+ * the figures quoted in {@code worker-runtime/README.md}. {@code -Dfrozen-sql-store.messages=N}
+ * publishes N messages while frozen instead of 3 (1 for a lone message, 10 for two per handler
+ * thread).
  */
 class FrozenSqlStoreTest {
 
@@ -44,6 +46,9 @@ class FrozenSqlStoreTest {
   private static final Pattern URL = Pattern.compile("^(jdbc:[a-z]+://)([^/:]+):(\\d+)(/.*)$");
   private static final boolean DEFAULT_TIMEOUTS =
       Boolean.getBoolean("frozen-sql-store.default-timeouts");
+
+  /** Messages published while frozen: 3, or {@code -Dfrozen-sql-store.messages=N} for load. */
+  private static final int MESSAGES = Integer.getInteger("frozen-sql-store.messages", 3);
 
   @ParameterizedTest
   @ValueSource(strings = {"postgresql", "mariadb"})
@@ -84,7 +89,7 @@ class FrozenSqlStoreTest {
           }
           pubsub-worker.observability {
             lock-store-probe-interval = 200ms
-            lock-store-stuck-after = 500ms
+            lock-store-stuck-after = 1s
           }
           """
               .formatted(
@@ -116,7 +121,7 @@ class FrozenSqlStoreTest {
         assertThat(Http.get(server, "/healthz").status()).isEqualTo(200);
 
         proxy.freeze();
-        for (int n = 1; n <= 3; n++) {
+        for (int n = 1; n <= MESSAGES; n++) {
           h.publish("order " + n, Map.of("n", String.valueOf(n)));
         }
         await()
@@ -125,7 +130,7 @@ class FrozenSqlStoreTest {
             .until(() -> Http.get(server, "/healthz").status() == 503);
         assertThat(Http.get(server, "/healthz").body())
             .contains("stuck in the lock store: a ")
-            .contains("(stuck after 0.5s)");
+            .contains("(stuck after 1.0s)");
         // The store's timeouts free the handlers: their messages are nacked, not held.
         await().atMost(WAIT).until(() -> !storeFailedHandlerTimes.isEmpty());
         assertThat(runs.keySet()).containsExactly("0");
@@ -134,17 +139,30 @@ class FrozenSqlStoreTest {
             .contains("pubsub_worker_lock_store_calls_in_progress");
         if (DEFAULT_TIMEOUTS) {
           // One figure per message published while frozen (redeliveries add more).
-          await().atMost(WAIT).until(() -> storeFailedHandlerTimes.size() >= 3);
+          await()
+              .atMost(WAIT.multipliedBy(1 + MESSAGES / 5))
+              .until(() -> storeFailedHandlerTimes.size() >= MESSAGES);
+          List<Duration> sorted =
+              storeFailedHandlerTimes.subList(0, MESSAGES).stream().sorted().toList();
           System.err.printf(
-              "[frozen-sql-store] %s, default timeouts: handler times of store-failed nacks while"
-                  + " frozen: %s%n",
-              database, storeFailedHandlerTimes);
+              "[frozen-sql-store] %s, default timeouts, %d message(s) published while frozen,"
+                  + " 5 handler threads: handler times of the first %d store-failed nacks: min"
+                  + " %.1fs, median %.1fs, max %.1fs; all: %s%n",
+              database,
+              MESSAGES,
+              MESSAGES,
+              sorted.get(0).toMillis() / 1000.0,
+              sorted.get(sorted.size() / 2).toMillis() / 1000.0,
+              sorted.get(sorted.size() - 1).toMillis() / 1000.0,
+              sorted.stream()
+                  .map(d -> String.format(java.util.Locale.ROOT, "%.2f", d.toMillis() / 1000.0))
+                  .toList());
         }
 
         proxy.resume();
         await().atMost(WAIT).until(() -> Http.get(server, "/healthz").status() == 200);
         assertThat(Http.get(server, "/healthz").body()).isEqualTo("alive\n");
-        await().atMost(WAIT).until(() -> runs.size() == 4);
+        await().atMost(WAIT).until(() -> runs.size() == MESSAGES + 1);
         assertThat(runs)
             .allSatisfy((n, count) -> assertThat(count).as("runs of message %s", n).hasValue(1));
         assertThat(outcomes).contains(Outcome.STORE_FAILED);

@@ -11,12 +11,16 @@ import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.SubscriptionSpec;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
  * {@code /healthz} and {@code /readyz} of a real worker on the embedded Pub/Sub server, through its
- * life: created, pulling, lock store unreachable and back, stopping, failed.
+ * life: created, pulling, lock store unreachable and back, stopping, failed, and with every handler
+ * thread wedged.
  */
 class HealthEndpointTest {
 
@@ -92,6 +96,96 @@ class HealthEndpointTest {
       await().atMost(WAIT).until(() -> Http.get(server, "/healthz").status() == 503);
       assertThat(Http.get(server, "/healthz").body()).startsWith("failed: ");
       assertThat(Http.get(server, "/readyz").status()).isEqualTo(503);
+    }
+  }
+
+  @Test
+  void wedged_handler_threads_show_in_the_age_gauge_and_fail_liveness_when_watched()
+      throws Exception {
+    try (EmulatorWorkers w = new EmulatorWorkers(SubscriptionSpec.defaults())) {
+      WorkerConfig config =
+          w.config(
+              "executor-threads = 2",
+              FAST_PROBE + "pubsub-worker.observability.handler-stuck-after = 2s\n");
+      Observability observability = w.observability(config);
+      CountDownLatch release = new CountDownLatch(1);
+      Worker worker =
+          w.create(
+              config,
+              (m, c) -> {
+                // A handler that waits for something that never comes, deaf to interrupts.
+                while (!release.await(1, TimeUnit.MINUTES)) {
+                  Thread.onSpinWait();
+                }
+              },
+              observability);
+      observability.start(worker);
+      InetSocketAddress server = observability.httpAddress().orElseThrow();
+      worker.start();
+      try {
+        await().atMost(WAIT).until(() -> Http.get(server, "/readyz").status() == 200);
+        w.publish("a", Map.of());
+        w.publish("b", Map.of());
+        await().atMost(WAIT).until(() -> worker.subscriptions().orElseThrow().inFlight() == 2);
+        assertThat(Http.get(server, "/healthz").status()).isEqualTo(200);
+
+        await()
+            .atMost(WAIT)
+            .until(
+                () ->
+                    new PrometheusText(Http.get(server, "/metrics").body())
+                            .valueOrZero(
+                                "pubsub_worker_handler_oldest_age_seconds", "subscription", "test")
+                        > 2.0);
+        await().atMost(WAIT).until(() -> Http.get(server, "/healthz").status() == 503);
+        assertThat(Http.get(server, "/healthz").body())
+            .startsWith(
+                "stuck in a handler: a delivery of subscription test on thread handler-test-")
+            .contains("(stuck after 2.0s); 2 handler(s) running");
+        assertThat(Http.get(server, "/readyz").status())
+            .as("readiness is about pulling, not about handlers")
+            .isEqualTo(200);
+
+        release.countDown();
+        await().atMost(WAIT).until(() -> Http.get(server, "/healthz").status() == 200);
+        assertThat(
+                new PrometheusText(Http.get(server, "/metrics").body())
+                    .valueOrZero(
+                        "pubsub_worker_handler_oldest_age_seconds", "subscription", "test"))
+            .isZero();
+      } finally {
+        release.countDown();
+        worker.stop();
+      }
+    }
+  }
+
+  @Test
+  void without_handler_stuck_after_wedged_handlers_leave_liveness_alone() throws Exception {
+    try (EmulatorWorkers w = new EmulatorWorkers(SubscriptionSpec.defaults())) {
+      WorkerConfig config = w.config("executor-threads = 1", FAST_PROBE);
+      assertThat(config.observability().handlerStuckCheck()).as("off by default").isFalse();
+      Observability observability = w.observability(config);
+      CountDownLatch release = new CountDownLatch(1);
+      Worker worker = w.create(config, (m, c) -> release.await(1, TimeUnit.MINUTES), observability);
+      observability.start(worker);
+      InetSocketAddress server = observability.httpAddress().orElseThrow();
+      worker.start();
+      try {
+        w.publish("a", Map.of());
+        await()
+            .atMost(WAIT)
+            .until(
+                () ->
+                    new PrometheusText(Http.get(server, "/metrics").body())
+                            .valueOrZero(
+                                "pubsub_worker_handler_oldest_age_seconds", "subscription", "test")
+                        > 1.0);
+        assertThat(Http.get(server, "/healthz").status()).isEqualTo(200);
+      } finally {
+        release.countDown();
+        worker.stop();
+      }
     }
   }
 

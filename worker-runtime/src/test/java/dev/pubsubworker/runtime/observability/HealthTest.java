@@ -9,6 +9,7 @@ import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.testkit.ManualTime;
 import java.time.Duration;
@@ -144,6 +145,39 @@ class HealthTest {
   }
 
   @Test
+  void the_handler_check_is_off_by_default_and_fails_liveness_above_its_bound_when_on() {
+    worker.state = WorkerStatus.State.RUNNING;
+    worker.running = 5;
+    worker.oldest =
+        new RunningHandler("orders", "handler-orders-3", Duration.ofMinutes(90).plusMillis(50));
+    assertThat(health.liveness()).as("off by default").isEqualTo(new Health.Verdict(true, "alive"));
+
+    Health watching =
+        new Health(
+            worker,
+            store,
+            Duration.ofSeconds(30),
+            time.clock(),
+            calls,
+            Duration.ofSeconds(60),
+            Duration.ofMinutes(15));
+    worker.oldest = new RunningHandler("orders", "handler-orders-3", Duration.ofMinutes(15));
+    assertThat(watching.liveness().ok()).as("exactly the bound is not stuck yet").isTrue();
+    worker.oldest =
+        new RunningHandler("orders", "handler-orders-3", Duration.ofMinutes(15).plusMillis(100));
+    assertThat(watching.liveness())
+        .isEqualTo(
+            new Health.Verdict(
+                false,
+                "stuck in a handler: a delivery of subscription orders on thread"
+                    + " handler-orders-3 has been running for 900.1s (stuck after 900.0s); 5"
+                    + " handler(s) running"));
+    assertThat(watching.readiness().text()).doesNotContain("handler");
+    worker.oldest = null;
+    assertThat(watching.liveness().ok()).isTrue();
+  }
+
+  @Test
   void an_older_answer_never_replaces_a_newer_one() {
     store.answered();
     var first = store.lastAnswer().orElseThrow();
@@ -155,6 +189,18 @@ class HealthTest {
   private static final class FakeWorker implements WorkerStatus {
     volatile State state = State.NOT_STARTED;
     volatile Throwable failure;
+    volatile RunningHandler oldest;
+    volatile int running;
+
+    @Override
+    public Optional<RunningHandler> oldestHandler() {
+      return Optional.ofNullable(oldest);
+    }
+
+    @Override
+    public int handlersRunning() {
+      return running;
+    }
 
     @Override
     public State state() {

@@ -107,6 +107,28 @@ class JsonLogLayoutTest {
   }
 
   @Test
+  void what_the_text_format_escapes_never_appears_raw_in_a_json_line() throws Exception {
+    // C1 controls (NEL, CSI), DEL, the separators, and bidirectional overrides and isolates.
+    String hostile =
+        "nel \u0085 csi \u009b[31m del \u007f ls \u2028 ps \u2029 rlo \u202e lri \u2066 pdi"
+            + " \u2069 lre \u202a";
+    LoggingEvent e = event(Level.WARN, "key {} failed", null, hostile);
+    e.setMDCPropertyMap(Map.of("key", hostile, "requestId", hostile));
+    String line = layout.doLayout(e);
+    for (char c : new char[] {0x85, 0x9b, 0x7f, 0x2028, 0x2029, 0x202e, 0x2066, 0x2069, 0x202a}) {
+      assertThat(line.indexOf(c)).as("U+%04X raw in %s", (int) c, line).isEqualTo(-1);
+      assertThat(ControlCharacters.escape(String.valueOf(c)))
+          .as("the text format escapes U+%04X too", (int) c)
+          .isEqualTo(String.format("\\u%04x", (int) c));
+    }
+    assertThat(line).contains("nel \\u0085 csi \\u009b[31m").contains("rlo \\u202e");
+    JsonNode n = JSON.readTree(line);
+    assertThat(n.get("message").asText()).isEqualTo("key " + hostile + " failed");
+    assertThat(n.get("key").asText()).isEqualTo(hostile);
+    assertThat(n.get("mdc").get("requestId").asText()).isEqualTo(hostile);
+  }
+
+  @Test
   void a_numeric_field_that_is_not_a_number_stays_a_string() throws Exception {
     LoggingEvent e = event(Level.INFO, "x", null);
     e.setMDCPropertyMap(Map.of("deliveryAttempt", "unknown", "fence", "007"));

@@ -12,13 +12,14 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code /readyz} sees the Pub/Sub stream: a real worker pulls from Google's emulator through a TCP
- * proxy; cutting the proxy makes it not ready (with the reason), restoring it makes it ready again,
- * and the stream counters show the reconnects.
+ * {@code /readyz} sees the Pub/Sub stream: a real worker pulls from the embedded Pub/Sub server
+ * through a TCP proxy; cutting the proxy makes it not ready (with the reason) for as long as the
+ * cut lasts, restoring it makes it ready again, and the stream counters show the reconnects.
  */
 class PubSubReadinessTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
+  private static final Duration OUTAGE = Duration.ofSeconds(12);
 
   @Test
   void readyz_is_503_while_the_pubsub_stream_is_down_and_200_after_it_returns() throws Exception {
@@ -45,6 +46,13 @@ class PubSubReadinessTest {
           .startsWith("not ready: ")
           .contains("Pub/Sub stream of subscription test failing for")
           .contains("UNAVAILABLE");
+      // All through the outage: the client's retries fail at once (the channel is in reconnect
+      // backoff), and none of those calls may pass for a stream that is up.
+      await()
+          .pollInterval(Duration.ofMillis(100))
+          .during(OUTAGE)
+          .atMost(OUTAGE.plusSeconds(10))
+          .until(() -> Http.get(server, "/readyz").status() == 503);
       assertThat(worker.isReady())
           .as("the client's Subscriber still reports running: only the stream shows the outage")
           .isTrue();

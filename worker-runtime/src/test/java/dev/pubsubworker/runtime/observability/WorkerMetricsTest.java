@@ -5,8 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.cloud.pubsub.v1.AckResponse;
+import dev.pubsubworker.backend.memory.InMemoryLockBackend;
+import dev.pubsubworker.core.Claim;
+import dev.pubsubworker.core.ClaimRequest;
+import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.pubsub.Outcome;
+import dev.pubsubworker.testkit.ManualTime;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -163,6 +170,51 @@ class WorkerMetricsTest {
     assertThat(registry.find(MetricNames.LEASE_EXTENSIONS).counters())
         .extracting(c -> c.getId().getTag("subscription"))
         .containsExactlyInAnyOrder("orders", "refunds");
+  }
+
+  @Test
+  void a_lease_that_ran_out_on_the_guards_clock_is_counted_as_expired() throws Exception {
+    metrics.bindTo(registry);
+    assertThat(count(MetricNames.LEASES_LOST, "subscription", "orders", "cause", "expired"))
+        .as("registered at zero")
+        .isZero();
+    ManualTime time = new ManualTime();
+    InMemoryLockBackend store = new InMemoryLockBackend(time.clock());
+    LockBackend slowClaims =
+        new LockBackend() {
+          @Override
+          public ClaimResult claim(ClaimRequest request) {
+            ClaimResult result = store.claim(request);
+            time.advance(Duration.ofSeconds(6)); // the answer takes longer than the 5 s lease
+            return result;
+          }
+
+          @Override
+          public boolean complete(Claim claim, Duration ttl) {
+            return store.complete(claim, ttl);
+          }
+
+          @Override
+          public void release(Claim claim) {
+            store.release(claim);
+          }
+
+          @Override
+          public boolean extend(Claim claim, Duration lease) {
+            return store.extend(claim, lease);
+          }
+        };
+    try (IdempotencyGuard guard =
+        IdempotencyGuard.newBuilder(slowClaims)
+            .lease(Duration.ofSeconds(5))
+            .clock(time.clock())
+            .heartbeatScheduler(time.scheduler())
+            .listener(metrics.guardListener("orders"))
+            .build()) {
+      assertThat(guard.lock("po-7", ctx -> ctx.isLeaseLost()).executed()).isTrue();
+    }
+    assertThat(count(MetricNames.LEASES_LOST, "subscription", "orders", "cause", "expired"))
+        .isEqualTo(1);
   }
 
   @Test

@@ -236,7 +236,11 @@ class IdempotencyGuardTest {
       assertThat(ctx.get().isLeaseLost()).isTrue();
       assertThatThrownBy(ctx.get()::checkLease).isInstanceOf(LeaseLostException.class);
       assertThat(listener.events).contains("lost:job:1:FENCE_STALE");
+      // The check planned for the old expiry (an extension was in flight) finds nothing to do.
+      time.advance(LEASE);
       assertThat(time.pendingTasks()).isZero();
+      assertThat(backend.extends_).as("nothing extends a lost lease").hasValue(1);
+      assertThat(listener.events).containsOnlyOnce("lost:job:1:FENCE_STALE");
       finish.countDown();
       LockResult<Boolean> result = job.get(10, TimeUnit.SECONDS);
       assertThat(((LockResult.Executed<Boolean>) result).value()).isTrue();
@@ -306,6 +310,111 @@ class IdempotencyGuardTest {
       assertThat(time.pendingTasks()).isZero();
       finish.countDown();
       job.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("a claim that took most of the lease is extended at once, not after lease/3")
+    void a_claim_that_took_most_of_the_lease_is_extended_at_once() throws Exception {
+      backend.duringClaim = () -> time.advance(Duration.ofSeconds(25)); // 25 s of a 30 s lease
+      CountDownLatch finish = new CountDownLatch(1);
+      AtomicReference<WorkContext> ctx = new AtomicReference<>();
+      Future<LockResult<Boolean>> job = lockBlocking("job", CallOptions.defaults(), finish, ctx);
+      time.advance(Duration.ZERO);
+      assertThat(backend.extends_).as("extended as soon as the work started").hasValue(1);
+      time.advance(Duration.ofSeconds(6)); // past the claim's own expiry
+      assertThat(ctx.get().isLeaseLost()).isFalse();
+      assertThat(listener.events).noneMatch(e -> e.startsWith("lost:"));
+      finish.countDown();
+      assertThat(((LockResult.Executed<Boolean>) job.get(10, TimeUnit.SECONDS)).completion())
+          .isEqualTo(Completion.COMPLETED);
+    }
+
+    @Test
+    @DisplayName("a claim that took the whole lease: lost at once, with a WARN and the event")
+    void a_claim_that_took_the_whole_lease_is_lost_before_the_work_starts() throws Exception {
+      backend.duringClaim = () -> time.advance(Duration.ofSeconds(31));
+      try (LogCapture log = new LogCapture(IdempotencyGuard.class.getPackageName())) {
+        AtomicReference<Boolean> interrupted = new AtomicReference<>();
+        LockResult<Boolean> result =
+            guard.lock(
+                "job",
+                CallOptions.defaults().interruptOnLeaseLoss(true),
+                c -> {
+                  interrupted.set(Thread.currentThread().isInterrupted());
+                  return c.isLeaseLost();
+                });
+        assertThat(((LockResult.Executed<Boolean>) result).value()).isTrue();
+        assertThat(interrupted.get()).as("interrupt-on-lease-loss applies").isTrue();
+        assertThat(Thread.currentThread().isInterrupted())
+            .as("the guard's interrupt does not leak")
+            .isFalse();
+        assertThat(listener.events).contains("lost:job:1:EXPIRED");
+        assertThat(backend.extends_).as("too late to extend").hasValue(0);
+        assertThat(log.events(Level.WARN))
+            .singleElement()
+            .extracting(e -> e.getFormattedMessage())
+            .asString()
+            .startsWith("lease lost for key job (fence 1): it ran out on this worker's clock at ")
+            .contains("before the work started: the claim call took 31.0s of the 30.0s lease");
+      }
+    }
+
+    @Test
+    @DisplayName("an extension still waiting for the store when the lease runs out is too late")
+    void an_extension_that_outlasts_the_lease_loses_it() throws Exception {
+      CountDownLatch finish = new CountDownLatch(1);
+      AtomicReference<WorkContext> ctx = new AtomicReference<>();
+      Future<LockResult<Boolean>> job = lockBlocking("job", CallOptions.defaults(), finish, ctx);
+      // The extension sent at 10 s answers at 35 s, 5 s after the lease ran out.
+      backend.duringExtend = () -> time.advance(Duration.ofSeconds(25));
+      try (LogCapture log = new LogCapture(IdempotencyGuard.class.getPackageName())) {
+        time.advance(Duration.ofSeconds(10));
+        assertThat(ctx.get().isLeaseLost()).isTrue();
+        assertThat(listener.events).containsOnlyOnce("lost:job:1:EXPIRED");
+        assertThat(log.has(Level.WARN, "while its extension was still waiting for the store"))
+            .isTrue();
+      }
+      backend.duringExtend = () -> {};
+      time.advance(Duration.ofSeconds(60));
+      assertThat(backend.extends_).as("no extension after the loss").hasValue(1);
+      assertThat(ctx.get().isLeaseLost()).as("a late answer does not undo the loss").isTrue();
+      finish.countDown();
+      job.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    @DisplayName("leases that run out on the clock: one event each, one WARN per 10 s")
+    void leases_running_out_on_the_clock_warn_at_most_once_per_interval() throws Exception {
+      Duration lease = Duration.ofSeconds(1);
+      CallOptions noHeartbeat = CallOptions.defaults().heartbeat(false).lease(lease);
+      try (LogCapture log = new LogCapture(IdempotencyGuard.class.getPackageName())) {
+        for (String key : List.of("a", "b", "c", "d")) {
+          if (key.equals("d")) {
+            time.advance(Duration.ofSeconds(10));
+          }
+          guard.lock(
+              key,
+              noHeartbeat,
+              c -> {
+                time.advance(lease.plusMillis(100));
+                return c.isLeaseLost() && c.isLeaseLost(); // asked twice, declared once
+              });
+        }
+        assertThat(listener.events)
+            .filteredOn(e -> e.endsWith(":EXPIRED"))
+            .containsExactly(
+                "lost:a:1:EXPIRED", "lost:b:1:EXPIRED", "lost:c:1:EXPIRED", "lost:d:1:EXPIRED");
+        List<String> warnings =
+            log.events(Level.WARN).stream().map(e -> e.getFormattedMessage()).toList();
+        assertThat(warnings).as("a, then d 10 s later; b and c held back").hasSize(2);
+        assertThat(warnings.get(0))
+            .contains("key a")
+            .contains("while the work ran (heartbeat off)")
+            .doesNotContain("suppressed");
+        assertThat(warnings.get(1))
+            .contains("key d")
+            .endsWith("(2 similar line(s) suppressed since the last one)");
+      }
     }
 
     @Test

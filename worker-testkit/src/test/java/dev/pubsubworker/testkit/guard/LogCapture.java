@@ -13,7 +13,12 @@ final class LogCapture implements AutoCloseable {
   private final ListAppender<ILoggingEvent> appender = new ListAppender<>();
 
   LogCapture(Class<?> source) {
-    logger = (Logger) LoggerFactory.getLogger(source);
+    this(source.getName());
+  }
+
+  /** Captures logger {@code name} and its children (a package name: all its classes). */
+  LogCapture(String name) {
+    logger = (Logger) LoggerFactory.getLogger(name);
     appender.start();
     logger.addAppender(appender);
   }

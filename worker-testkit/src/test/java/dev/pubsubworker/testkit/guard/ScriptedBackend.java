@@ -33,6 +33,12 @@ class ScriptedBackend implements LockBackend, LockAdmin {
   /** Claims that fail before writing. */
   final AtomicInteger claimsFailing = new AtomicInteger();
 
+  /** Runs inside every claim, after the store answered: a slow response (advance a clock). */
+  volatile Runnable duringClaim = () -> {};
+
+  /** Runs inside every extension before the store sees it: a slow call (advance a clock). */
+  volatile Runnable duringExtend = () -> {};
+
   volatile boolean extendFails;
   volatile boolean extendStale;
   volatile boolean claimUnreadable;
@@ -61,6 +67,7 @@ class ScriptedBackend implements LockBackend, LockAdmin {
           "claim failed on scripted store", new RuntimeException("down"));
     }
     ClaimResult result = store.claim(request);
+    duringClaim.run();
     if (claimsLosingResponse.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
       throw new LockBackendException("claim response lost on scripted store");
     }
@@ -88,6 +95,7 @@ class ScriptedBackend implements LockBackend, LockAdmin {
   @Override
   public boolean extend(Claim claim, Duration lease) {
     extends_.incrementAndGet();
+    duringExtend.run();
     if (extendUnreadable) {
       throw unreadable("extend", claim.key());
     }
