@@ -7,7 +7,6 @@ import com.google.cloud.spring.autoconfigure.pubsub.GcpPubSubAutoConfiguration;
 import com.google.cloud.spring.autoconfigure.pubsub.GcpPubSubProperties;
 import com.google.cloud.spring.pubsub.PubSubAdmin;
 import com.google.cloud.spring.pubsub.core.PubSubTemplate;
-import com.google.cloud.spring.pubsub.core.subscriber.PubSubSubscriberOperations;
 import com.google.cloud.spring.pubsub.integration.inbound.PubSubInboundChannelAdapter;
 import com.google.cloud.spring.pubsub.support.SubscriberFactory;
 import com.google.pubsub.v1.TopicName;
@@ -122,7 +121,7 @@ public class PubSubWorkerAutoConfiguration {
       PubSubWorkerProperties properties,
       LockBackend backend,
       SubscriberFactory subscriberFactory,
-      ObjectProvider<PubSubSubscriberOperations> subscriber,
+      ObjectProvider<PubSubTemplate> subscriber,
       TopicAdminSettings topicAdminSettings,
       ObjectProvider<PubSubAdmin> admin,
       ObjectProvider<GcpPubSubProperties> gcpPubSubProperties,

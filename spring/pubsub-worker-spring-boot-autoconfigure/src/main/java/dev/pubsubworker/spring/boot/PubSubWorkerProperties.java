@@ -301,8 +301,8 @@ public class PubSubWorkerProperties implements Validator {
     private int maximumPoolSize = 4;
 
     /**
-     * How long getting a connection of url's pool may take, and opening one (the driver's
-     * connect timeout, for PostgreSQL and MySQL/MariaDB).
+     * How long getting a connection of url's pool may take, and opening one (the driver's connect
+     * timeout, for PostgreSQL and MySQL/MariaDB).
      */
     private Duration connectTimeout = Duration.ofSeconds(5);
 
@@ -541,9 +541,9 @@ public class PubSubWorkerProperties implements Validator {
     private String key = "message-id";
 
     /**
-     * The namespace the keys are stored under (NAMESPACE:KEY), so that two subscriptions on
-     * one lock store never make each other's messages duplicates. Default: the id. Subscriptions
-     * that share one de-duplicate across each other.
+     * The namespace the keys are stored under (NAMESPACE:KEY), so that two subscriptions on one
+     * lock store never make each other's messages duplicates. Default: the id. Subscriptions that
+     * share one de-duplicate across each other.
      */
     private @Nullable String keyNamespace;
 
