@@ -30,8 +30,7 @@ final class ChannelAdapterCheck implements SmartInitializingSingleton {
   @Override
   public void afterSingletonsInstantiated() {
     Map<MessageChannel, GuardedPubSubMessageHandler> handlers = new HashMap<>();
-    for (IntegrationConsumer endpoint :
-        beans.getBeansOfType(IntegrationConsumer.class, false, false).values()) {
+    for (IntegrationConsumer endpoint : beans.getBeansOfType(IntegrationConsumer.class).values()) {
       if (endpoint.getHandler() instanceof GuardedPubSubMessageHandler h
           && endpoint.getInputChannel() != null) {
         handlers.put(endpoint.getInputChannel(), h);
@@ -41,7 +40,7 @@ final class ChannelAdapterCheck implements SmartInitializingSingleton {
       return;
     }
     beans
-        .getBeansOfType(PubSubInboundChannelAdapter.class, false, false)
+        .getBeansOfType(PubSubInboundChannelAdapter.class)
         .forEach(
             (name, adapter) -> {
               MessageChannel out = adapter.getOutputChannel();

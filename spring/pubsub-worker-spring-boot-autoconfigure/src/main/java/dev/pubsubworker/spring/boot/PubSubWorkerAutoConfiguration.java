@@ -30,6 +30,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -137,10 +138,9 @@ public class PubSubWorkerAutoConfiguration {
             new DeadLetterTopics(topicAdminSettings),
             (topic, property) -> checkTopic(pubSubAdmin, topic, property),
             (name, project) -> gcp == null ? null : gcp.computeMaxAckExtensionPeriod(name, project),
-            environment.getProperty(
-                "spring.lifecycle.timeout-per-shutdown-phase",
-                Duration.class,
-                DEFAULT_SHUTDOWN_PHASE_TIMEOUT),
+            Binder.get(environment)
+                .bind("spring.lifecycle.timeout-per-shutdown-phase", Duration.class)
+                .orElse(DEFAULT_SHUTDOWN_PHASE_TIMEOUT),
             receiverCustomizers.orderedStream().toList(),
             guardCustomizers.orderedStream().toList(),
             PubSubWorkerAutoConfiguration.class.getClassLoader());
