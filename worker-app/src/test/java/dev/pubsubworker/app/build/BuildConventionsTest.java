@@ -31,8 +31,8 @@ class BuildConventionsTest {
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
   /**
-   * Modules that are built but not published for users: the app, the examples, the benchmarks,
-   * the BOM itself and the Spring modules' parent (a parent, never a dependency).
+   * Modules that are built but not published for users: the app, the examples, the benchmarks, the
+   * BOM itself and the Spring modules' parent (a parent, never a dependency).
    */
   private static final Set<String> UNPUBLISHED =
       Set.of(
