@@ -20,7 +20,8 @@ import org.springframework.context.SmartLifecycle;
  * returned) and why the last call that failed did. The probe reads one key, {@value #PROBE_KEY},
  * every interval on a daemon thread of its own, so a store that hangs makes the answer go stale
  * instead of blocking the health endpoint; reads never overlap. Without a {@link LockAdmin} (a
- * store of the application's own that has no admin verbs) only the guards' calls count.
+ * store of the application's own that has no admin verbs) there is no probe and only the guards'
+ * calls tell: the store counts as failing from a failed call until one succeeds.
  *
  * <p>A {@link GuardListener} for every guard and a {@link SmartLifecycle} for the probe.
  * Thread-safe; never throws.
@@ -39,6 +40,7 @@ final class LockStoreHealth implements GuardListener, SmartLifecycle {
   private final Clock clock;
   private final AtomicReference<@Nullable Instant> lastAnswer = new AtomicReference<>();
   private volatile @Nullable String lastError;
+  private volatile @Nullable Instant lastErrorAt;
   private volatile @Nullable Thread prober;
   private volatile boolean running;
   private boolean lastProbeFailed;
@@ -56,8 +58,13 @@ final class LockStoreHealth implements GuardListener, SmartLifecycle {
     if (succeeded) {
       answered();
     } else {
-      lastError = verb.name().toLowerCase(Locale.ROOT) + " failed";
+      failed(verb.name().toLowerCase(Locale.ROOT) + " failed");
     }
+  }
+
+  private void failed(String why) {
+    lastError = why;
+    lastErrorAt = clock.instant();
   }
 
   /** The store's kind, e.g. {@code RedisLockBackend}. */
@@ -74,6 +81,14 @@ final class LockStoreHealth implements GuardListener, SmartLifecycle {
   Optional<String> problem() {
     Instant last = lastAnswer.get();
     String error = lastError;
+    if (admin == null) {
+      // No probe: only the guards' calls tell, so an idle store is no problem; one whose last call
+      // failed (and has not answered since) is.
+      Instant failedAt = lastErrorAt;
+      return failedAt != null && (last == null || failedAt.isAfter(last))
+          ? Optional.of("the lock store's last call failed (" + error + ")")
+          : Optional.empty();
+    }
     if (last == null) {
       return Optional.of(
           "the lock store has not answered yet" + (error == null ? "" : " (" + error + ")"));
@@ -118,7 +133,7 @@ final class LockStoreHealth implements GuardListener, SmartLifecycle {
       lastProbeFailed = false;
     } catch (RuntimeException e) {
       String why = e.getMessage() == null ? e.getClass().getName() : e.getMessage();
-      lastError = "probe failed: " + why.lines().findFirst().orElse("");
+      failed("probe failed: " + why.lines().findFirst().orElse(""));
       if (!running) {
         log.debug("lock store health probe stopped during a read: {}", why);
       } else if (!lastProbeFailed) {
