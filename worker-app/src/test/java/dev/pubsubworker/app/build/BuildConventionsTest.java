@@ -30,9 +30,18 @@ class BuildConventionsTest {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
-  /** Modules that are built but not published for users: the app, the example, the benchmarks. */
+  /**
+   * Modules that are built but not published for users: the app, the examples, the benchmarks, the
+   * BOM itself and the Spring modules' parent (a parent, never a dependency).
+   */
   private static final Set<String> UNPUBLISHED =
-      Set.of("worker-app", "plugin-orders-example", "worker-bench", "pubsub-worker-bom");
+      Set.of(
+          "worker-app",
+          "plugin-orders-example",
+          "pubsub-worker-spring-orders-example",
+          "worker-bench",
+          "pubsub-worker-bom",
+          "pubsub-worker-spring-parent");
 
   @Test
   void the_bom_lists_every_published_module_at_the_parents_version() throws Exception {
