@@ -3,7 +3,8 @@ package dev.pubsubworker.core;
 /**
  * How a {@link IdempotencyGuard#lock} call ended after its work returned normally. Whatever the
  * value, the delivery is to be acknowledged: replaying work whose side effect already happened is
- * worse than any of these (SPEC §4, error policy).
+ * worse than any of these (the error policy of {@link IdempotencyGuard}; docs/design.md, "Error
+ * policy").
  */
 public enum Completion {
   /** DONE was recorded under the work's fence: redeliveries are duplicates for the ttl. */

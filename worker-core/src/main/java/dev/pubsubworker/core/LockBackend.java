@@ -4,8 +4,9 @@ import java.time.Duration;
 
 /**
  * The port a lock store implements: the four verbs of the record state machine that must be atomic
- * in the store (SPEC §3). Leases, heartbeats, error policy and observation live once in {@link
- * IdempotencyGuard}; a backend only stores.
+ * in the store (the table below; docs/design.md in the repository says why each row is so). Leases,
+ * heartbeats, error policy and observation live once in {@link IdempotencyGuard}; a backend only
+ * stores.
  *
  * <h2>The record</h2>
  *

@@ -44,9 +44,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The contract every {@link LockBackend} passes: each row of the SPEC §3 transition table,
- * invariants 1–7, the store-level hazards of the reference design, key rules, and the admin verbs,
- * each pinned by a test whose name says which.
+ * The contract every {@link LockBackend} passes: each row of the transition table ({@link
+ * LockBackend}; docs/design.md), invariants 1–7, the store-level hazards of the reference design,
+ * key rules, and the admin verbs, each pinned by a test whose name says which.
  *
  * <p>A backend's test extends this class and supplies a {@link BackendFixture}:
  *
@@ -148,11 +148,11 @@ public abstract class LockBackendContract {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // SPEC §3 transition table, row by row.
+  // The transition table, row by row.
   // ---------------------------------------------------------------------------------------------
 
   @Nested
-  @DisplayName("SPEC §3 transition table")
+  @DisplayName("transition table")
   class TransitionTable {
 
     @Test
@@ -345,11 +345,11 @@ public abstract class LockBackendContract {
   }
 
   // ---------------------------------------------------------------------------------------------
-  // SPEC §3 invariants 1-7.
+  // Invariants 1-7 (docs/design.md, "Invariants").
   // ---------------------------------------------------------------------------------------------
 
   @Nested
-  @DisplayName("SPEC §3 invariants")
+  @DisplayName("invariants")
   class Invariants {
 
     @Test

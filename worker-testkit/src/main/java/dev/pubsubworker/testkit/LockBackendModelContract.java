@@ -35,13 +35,13 @@ import org.opentest4j.TestAbortedException;
 /**
  * A model-based property test every backend passes: random sequences of claim, complete, release,
  * extend, forget, purge and clock advances run against the backend and against {@link
- * ReferenceModel}, a plain model of the SPEC §3 table. They must agree on every return value, on
- * every fence, and on every record's state after every step.
+ * ReferenceModel}, a plain model of the transition table of {@link LockBackend}. They must agree on
+ * every return value, on every fence, and on every record's state after every step.
  *
  * <p>Times are whole multiples of 30 s on a virtual clock the fixture moves, so the few
  * milliseconds a real store spends per step can never flip a comparison. A record past its {@code
  * expiresAt} may have been reaped by the store (Redis expiry, a TTL policy): the property accepts
- * either, as SPEC §3 invariant 4 does.
+ * either, as invariant 4 does (a record is removed only after {@code expiresAt}).
  *
  * <p>A backend's test extends this class and supplies a {@link BackendFixture}; a slow store may
  * lower the number of tries with {@code @PropertyDefaults(tries = N)} on its subclass. The fixture

@@ -5,8 +5,9 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The SPEC §3 state machine as a plain in-memory model on a virtual millisecond clock: what every
- * backend must agree with, verb by verb, in {@link LockBackendModelContract}. Not thread-safe.
+ * The record state machine of {@link dev.pubsubworker.core.LockBackend} as a plain in-memory model
+ * on a virtual millisecond clock: what every backend must agree with, verb by verb, in {@link
+ * LockBackendModelContract}. Not thread-safe.
  */
 final class ReferenceModel {
 

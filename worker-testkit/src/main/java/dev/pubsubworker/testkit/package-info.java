@@ -5,8 +5,9 @@
  * deterministic lease tests.
  *
  * <ul>
- *   <li>{@link dev.pubsubworker.testkit.LockBackendContract}: every row of the SPEC §3 table,
- *       invariants 1–7, and the store-level hazards (redelivery, crash, zombie, ...), by name.
+ *   <li>{@link dev.pubsubworker.testkit.LockBackendContract}: every row of the {@code LockBackend}
+ *       transition table, invariants 1–7, and the store-level hazards (redelivery, crash, zombie,
+ *       ...), by name.
  *   <li>{@link dev.pubsubworker.testkit.ConcurrencyFuzzContract}: many threads, many keys, random
  *       lock / mutex / crash; no overlap, exactly one effect per completed key.
  *   <li>{@link dev.pubsubworker.testkit.LockBackendModelContract}: random operation sequences

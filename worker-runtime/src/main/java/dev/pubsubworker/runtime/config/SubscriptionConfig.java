@@ -15,10 +15,10 @@ import java.util.Optional;
  * @param handler the name of the handler a plugin binds
  * @param guard lock, mutex or none
  * @param key how a message's key is derived
- * @param keyNamespace the namespace the subscription's keys are stored under (SPEC §6): the
- *     subscription's id unless {@code key-namespace} names one; subscriptions with the same
- *     namespace de-duplicate across each other. Letters, digits, {@code . _ -} only, never {@code
- *     :}, so that {@link #storedKey} is unambiguous
+ * @param keyNamespace the namespace the subscription's keys are stored under: the subscription's id
+ *     unless {@code key-namespace} names one; subscriptions with the same namespace de-duplicate
+ *     across each other. Letters, digits, {@code . _ -} only, never {@code :}, so that {@link
+ *     #storedKey} is unambiguous
  * @param lease the claim's lease
  * @param ttl the duplicate-suppression window
  * @param heartbeat whether leases are extended while the handler runs

@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The start-up check of where a subscription's terminal failures go (SPEC §6), beside {@link
+ * The start-up check of where a subscription's terminal failures go, beside {@link
  * SubscriptionProbe}:
  *
  * <ul>

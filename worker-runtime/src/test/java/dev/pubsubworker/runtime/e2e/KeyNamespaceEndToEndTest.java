@@ -17,9 +17,9 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Keys are namespaced per subscription (SPEC §6): one worker, two subscriptions on Google's Pub/Sub
- * emulator, and the attack from issue 13 — a junk message on one subscription whose key attribute
- * spells another subscription's business key.
+ * Keys are namespaced per subscription (docs/design.md, "Key namespaces"): one worker, two
+ * subscriptions on Google's Pub/Sub emulator, and the attack from issue 13 — a junk message on one
+ * subscription whose key attribute spells another subscription's business key.
  */
 class KeyNamespaceEndToEndTest {
 

@@ -36,9 +36,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * The worker against Pub/Sub: every hazard of SPEC §6 with a real subscriber, real acks and nacks,
- * real redeliveries, on the embedded server; the core scenarios (the parameterised ones) also on
- * Google's emulator, so that the embedded server cannot drift from it unnoticed.
+ * The worker against Pub/Sub: every hazard of the outcome table (README, "What happens to a
+ * message") with a real subscriber, real acks and nacks, real redeliveries, on the embedded server;
+ * the core scenarios (the parameterised ones) also on Google's emulator, so that the embedded
+ * server cannot drift from it unnoticed.
  */
 class WorkerEndToEndTest {
 

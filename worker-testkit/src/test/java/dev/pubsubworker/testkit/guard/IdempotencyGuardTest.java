@@ -38,9 +38,9 @@ import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every SPEC §4 behaviour of the guard, on the in-memory store with scripted failures and manual
- * time: outcomes, heartbeat, lease loss, error policy, hooks, fingerprints, key checks, retries,
- * transactional mode.
+ * Every behaviour of the guard (docs/design.md, "The guard"), on the in-memory store with scripted
+ * failures and manual time: outcomes, heartbeat, lease loss, error policy, hooks, fingerprints, key
+ * checks, retries, transactional mode.
  */
 class IdempotencyGuardTest {
 

@@ -46,17 +46,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <h2>Transactions and retries</h2>
  *
- * Every mutating verb is one read-write transaction: begin, lookup, decide (SPEC §3) against the
- * configured {@link Clock}, then commit the change or roll back when nothing changes. A transaction
- * that fails with contention (ABORTED) or a transient error (UNAVAILABLE, DEADLINE_EXCEEDED,
- * INTERNAL, RESOURCE_EXHAUSTED) is retried with jittered exponential backoff, up to {@link
- * DatastoreLockSettings#maxAttempts()} attempts; a retry after ABORTED names the aborted
- * transaction so Firestore keeps its lock priority. Any other error, or an exhausted budget, is a
- * {@link LockBackendException} with the cause, except for {@code claim}: when its budget is
- * exhausted it reads the record once more (outside a transaction) and answers {@code HeldByOther}
- * or {@code AlreadyDone} only if that read shows a live record, or {@code Won} if the read shows
- * that an earlier attempt of this very call committed (same claim token). An outage therefore
- * always surfaces as an exception, never as "held by another".
+ * Every mutating verb is one read-write transaction: begin, lookup, decide (the table of {@link
+ * LockBackend}) against the configured {@link Clock}, then commit the change or roll back when
+ * nothing changes. A transaction that fails with contention (ABORTED) or a transient error
+ * (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL, RESOURCE_EXHAUSTED) is retried with jittered
+ * exponential backoff, up to {@link DatastoreLockSettings#maxAttempts()} attempts; a retry after
+ * ABORTED names the aborted transaction so Firestore keeps its lock priority. Any other error, or
+ * an exhausted budget, is a {@link LockBackendException} with the cause, except for {@code claim}:
+ * when its budget is exhausted it reads the record once more (outside a transaction) and answers
+ * {@code HeldByOther} or {@code AlreadyDone} only if that read shows a live record, or {@code Won}
+ * if the read shows that an earlier attempt of this very call committed (same claim token). An
+ * outage therefore always surfaces as an exception, never as "held by another".
  *
  * <h2>RPCs per verb (no contention)</h2>
  *

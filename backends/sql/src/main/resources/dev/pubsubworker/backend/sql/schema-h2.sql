@@ -1,6 +1,6 @@
 -- pubsub-worker lock table for H2 (2.x; tested on 2.3).
 --
--- One row per lock key (SPEC section 3). Times are epoch milliseconds on the DATABASE clock
+-- One row per lock key (the state machine of docs/design.md). Times are epoch milliseconds on the DATABASE clock
 -- (CURRENT_TIMESTAMP(3)); the JVM's clock is never consulted (for an embedded H2 they coincide).
 -- Run this file as it is, or with your own table name in place of pubsub_worker_locks (every other
 -- identifier is derived from it), or let SqlLockBackendSettings.createTableIfMissing(true) run it.

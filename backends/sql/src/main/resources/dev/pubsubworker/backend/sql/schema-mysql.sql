@@ -1,6 +1,6 @@
 -- pubsub-worker lock table for MariaDB (10.5 or later; tested on 10.11) and MySQL (8.0 or later).
 --
--- One row per lock key (SPEC section 3). Times are epoch milliseconds on the DATABASE clock
+-- One row per lock key (the state machine of docs/design.md). Times are epoch milliseconds on the DATABASE clock
 -- (UTC_TIMESTAMP(3), independent of the session time zone); the JVM's clock is never consulted.
 -- Run this file as it is, or with your own table name in place of pubsub_worker_locks (every other
 -- identifier is derived from it), or let SqlLockBackendSettings.createTableIfMissing(true) run it.

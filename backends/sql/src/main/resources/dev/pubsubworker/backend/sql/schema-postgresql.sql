@@ -1,6 +1,6 @@
 -- pubsub-worker lock table for PostgreSQL (9.5 or later; tested on 15).
 --
--- One row per lock key (SPEC section 3). Times are epoch milliseconds on the DATABASE clock
+-- One row per lock key (the state machine of docs/design.md). Times are epoch milliseconds on the DATABASE clock
 -- (statement_timestamp()); the JVM's clock is never consulted. Run this file as it is, or with
 -- your own table name in place of pubsub_worker_locks (every other identifier is derived from it),
 -- or let SqlLockBackendSettings.createTableIfMissing(true) run it at start-up.
