@@ -39,15 +39,21 @@ final class DatastoreFixture implements BackendFixture {
     this.backend = DatastoreLockBackend.create(settings);
   }
 
-  /** Settings for the emulator, in a fresh namespace, with a quick retry backoff. */
+  /**
+   * Settings for the emulator, in a fresh namespace, with more attempts than the default. The
+   * backoff is the shipped one: the Firestore emulator resolves two transactions that read a key
+   * and then both write it by failing both at its 2 s lock timeout ("Transaction lock timeout"),
+   * and retries that follow each other within a few milliseconds meet the same way again; waits of
+   * up to a second part them within a few attempts, where 200 ms did not under load.
+   */
   static DatastoreLockSettings.Builder settingsFor(DatastoreEmulator emulator) {
     return DatastoreLockSettings.newBuilder()
         .projectId(emulator.projectId())
         .emulatorHost(emulator.hostPort())
         .namespace(emulator.newNamespace())
         .maxAttempts(10)
-        .initialBackoff(Duration.ofMillis(5))
-        .maxBackoff(Duration.ofMillis(200));
+        .initialBackoff(DatastoreLockSettings.DEFAULT_INITIAL_BACKOFF)
+        .maxBackoff(DatastoreLockSettings.DEFAULT_MAX_BACKOFF);
   }
 
   @Override
