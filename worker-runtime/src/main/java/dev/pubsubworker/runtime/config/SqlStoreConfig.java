@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.config;
 
 import java.time.Duration;
+import java.util.Map;
 
 /**
  * {@code pubsub-worker.lock-store.sql}.
@@ -14,6 +15,9 @@ import java.time.Duration;
  * @param statementTimeout how long one of the store's statements may run before it is cancelled
  * @param socketTimeout how long a connection waits for the database's next bytes
  * @param connectTimeout how long getting a connection (from the pool, or a new one) may take
+ * @param hikari HikariCP settings passed through to the pool by HikariCP's names ({@code
+ *     lock-store.sql.hikari}), checked when read; never the URL, the credentials, the pool size or
+ *     the timeouts above
  */
 public record SqlStoreConfig(
     String jdbcUrl,
@@ -24,7 +28,36 @@ public record SqlStoreConfig(
     int maximumPoolSize,
     Duration statementTimeout,
     Duration socketTimeout,
-    Duration connectTimeout) {
+    Duration connectTimeout,
+    Map<String, String> hikari) {
+
+  /** The settings without HikariCP pass-through. */
+  public SqlStoreConfig(
+      String jdbcUrl,
+      String user,
+      String password,
+      String table,
+      boolean createTable,
+      int maximumPoolSize,
+      Duration statementTimeout,
+      Duration socketTimeout,
+      Duration connectTimeout) {
+    this(
+        jdbcUrl,
+        user,
+        password,
+        table,
+        createTable,
+        maximumPoolSize,
+        statementTimeout,
+        socketTimeout,
+        connectTimeout,
+        Map.of());
+  }
+
+  public SqlStoreConfig {
+    hikari = Map.copyOf(hikari);
+  }
 
   /** Never prints the password. */
   @Override
@@ -47,6 +80,8 @@ public record SqlStoreConfig(
         + socketTimeout
         + ", connectTimeout="
         + connectTimeout
+        + ", hikari="
+        + new java.util.TreeMap<>(hikari)
         + "]";
   }
 }

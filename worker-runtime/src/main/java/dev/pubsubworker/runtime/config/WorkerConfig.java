@@ -624,7 +624,8 @@ public record WorkerConfig(
             sql.intInRange("maximum-pool-size", 1, MAX_POOL_SIZE),
             sql.duration("statement-timeout", Duration.ofSeconds(1), MAX_TIMEOUT),
             sql.duration("socket-timeout", Duration.ofSeconds(1), MAX_TIMEOUT),
-            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT, MAX_TIMEOUT));
+            sql.duration("connect-timeout", MIN_SQL_CONNECT_TIMEOUT, MAX_TIMEOUT),
+            HikariSettings.read(sql));
     if (!sql.failed("statement-timeout")
         && !sql.failed("socket-timeout")
         && sqlConfig.socketTimeout().compareTo(sqlConfig.statementTimeout()) < 0) {

@@ -11,6 +11,7 @@ import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.runtime.config.SqlStoreConfig;
 import java.time.Duration;
+import java.util.Properties;
 
 /**
  * {@code lock-store.type = sql}: PostgreSQL, MySQL/MariaDB or H2 through a HikariCP pool the module
@@ -48,7 +49,20 @@ public final class SqlStoreModule extends AbstractModule {
   @Provides
   @Singleton
   SqlLockBackend backend(OpenResources resources) {
-    HikariConfig pool = new HikariConfig();
+    HikariDataSource dataSource = resources.register(new HikariDataSource(poolConfig(config)));
+    return resources.register(
+        SqlLockBackend.create(settings.toBuilder().dataSource(dataSource).build()));
+  }
+
+  /**
+   * The pool's configuration: {@code lock-store.sql.hikari}'s pass-through settings first, then the
+   * worker's own (name, URL, credentials, size, timeouts), which the config reader has kept out of
+   * the pass-through.
+   */
+  static HikariConfig poolConfig(SqlStoreConfig config) {
+    Properties passThrough = new Properties();
+    passThrough.putAll(config.hikari());
+    HikariConfig pool = passThrough.isEmpty() ? new HikariConfig() : new HikariConfig(passThrough);
     pool.setPoolName("pubsub-worker-lock-store");
     pool.setJdbcUrl(config.jdbcUrl());
     if (!config.user().isEmpty()) {
@@ -62,9 +76,7 @@ public final class SqlStoreModule extends AbstractModule {
     // Start without a connection: a database that is down fails the first verb (and readiness),
     // not the construction of the worker.
     pool.setInitializationFailTimeout(-1);
-    HikariDataSource dataSource = resources.register(new HikariDataSource(pool));
-    return resources.register(
-        SqlLockBackend.create(settings.toBuilder().dataSource(dataSource).build()));
+    return pool;
   }
 
   /**
