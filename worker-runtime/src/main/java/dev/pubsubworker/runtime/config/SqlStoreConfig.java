@@ -31,30 +31,7 @@ public record SqlStoreConfig(
     Duration connectTimeout,
     Map<String, String> hikari) {
 
-  /** The settings without HikariCP pass-through. */
-  public SqlStoreConfig(
-      String jdbcUrl,
-      String user,
-      String password,
-      String table,
-      boolean createTable,
-      int maximumPoolSize,
-      Duration statementTimeout,
-      Duration socketTimeout,
-      Duration connectTimeout) {
-    this(
-        jdbcUrl,
-        user,
-        password,
-        table,
-        createTable,
-        maximumPoolSize,
-        statementTimeout,
-        socketTimeout,
-        connectTimeout,
-        Map.of());
-  }
-
+  /** Copies {@code hikari}. */
   public SqlStoreConfig {
     hikari = Map.copyOf(hikari);
   }

@@ -166,6 +166,7 @@ class LockStoreTimeoutSettingsTest {
         2,
         Duration.ofMillis(statement),
         Duration.ofMillis(socket),
-        Duration.ofMillis(connect));
+        Duration.ofMillis(connect),
+        java.util.Map.of());
   }
 }
