@@ -5,6 +5,12 @@ package dev.pubsubworker.pubsub;
  * same name on the original), so that whoever reads the dead-letter topic knows where the message
  * came from and why it failed. Values longer than {@link #MAX_VALUE_BYTES} UTF-8 bytes are cut (at
  * a character boundary, ending in "...").
+ *
+ * <p>Besides its own {@code pubsub-worker-*} attributes, a dead letter carries those of Pub/Sub's
+ * own dead-letter forwarding that mean the same ({@code CloudPubSubDeadLetterSource*}), so tools
+ * written for forwarded messages read ours too; each only when the receiver truly knows it (see
+ * each constant). Attributes the client library adds on receipt ({@value #CLIENT_PREFIX}{@code *},
+ * such as the delivery attempt) are not copied into the dead letter.
  */
 public final class DeadLetterAttributes {
 
@@ -33,6 +39,35 @@ public final class DeadLetterAttributes {
 
   /** When it was dead-lettered, RFC 3339 in UTC. */
   public static final String DEAD_LETTERED_AT = "pubsub-worker-dead-lettered-at";
+
+  /**
+   * Pub/Sub's name for the source subscription's id ({@code S} of {@code
+   * projects/P/subscriptions/S}); set only when the receiver knows the full path.
+   */
+  public static final String SOURCE_SUBSCRIPTION = "CloudPubSubDeadLetterSourceSubscription";
+
+  /**
+   * Pub/Sub's name for the source subscription's project ({@code P}); set only when the receiver
+   * knows the full path.
+   */
+  public static final String SOURCE_SUBSCRIPTION_PROJECT =
+      "CloudPubSubDeadLetterSourceSubscriptionProject";
+
+  /**
+   * Pub/Sub's name for the number of delivery attempts; set only when Pub/Sub reported the attempt
+   * (a subscription with a dead-letter policy), as {@link #DELIVERY_ATTEMPT}.
+   */
+  public static final String SOURCE_DELIVERY_COUNT = "CloudPubSubDeadLetterSourceDeliveryCount";
+
+  /** Pub/Sub's name for the original publish time, RFC 3339 in UTC, as {@link #PUBLISH_TIME}. */
+  public static final String SOURCE_TOPIC_PUBLISH_TIME =
+      "CloudPubSubDeadLetterSourceTopicPublishTime";
+
+  /**
+   * The prefix of attributes the client library adds to a message on receipt ({@code
+   * googclient_deliveryattempt}): never copied into a dead letter.
+   */
+  public static final String CLIENT_PREFIX = "googclient_";
 
   /** Pub/Sub's limit on an attribute value, in UTF-8 bytes: {@value}. */
   public static final int MAX_VALUE_BYTES = 1024;

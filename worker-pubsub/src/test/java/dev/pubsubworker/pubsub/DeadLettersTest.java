@@ -53,7 +53,62 @@ class DeadLettersTest {
         .containsEntry("pubsub-worker-error-message", "unparseable")
         .containsEntry("pubsub-worker-worker-id", "worker-7")
         .containsEntry("pubsub-worker-dead-lettered-at", "2026-12-01T04:00:00.123Z")
-        .hasSize(9);
+        .containsEntry("CloudPubSubDeadLetterSourceSubscription", "orders-sub")
+        .containsEntry("CloudPubSubDeadLetterSourceSubscriptionProject", "p")
+        .containsEntry("CloudPubSubDeadLetterSourceDeliveryCount", "3")
+        .containsEntry("CloudPubSubDeadLetterSourceTopicPublishTime", "2026-12-01T03:59:00Z")
+        .hasSize(13);
+  }
+
+  @Test
+  void attributes_the_client_library_adds_on_receipt_are_not_copied_into_the_dead_letter() {
+    InboundMessage m =
+        new InboundMessage(
+            "m-2",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of("googclient_deliveryattempt", "4", "googclient_other", "x", "order_id", "po-2"),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            4);
+    PubsubMessage letter =
+        deadLetters.letter(
+            m, new DeadLetters.Failure("com.example.Bad", null, "failed", Outcome.FAILED, null));
+    assertThat(letter.getAttributesMap())
+        .doesNotContainKeys("googclient_deliveryattempt", "googclient_other")
+        .containsEntry("order_id", "po-2")
+        .containsEntry(DeadLetterAttributes.MESSAGE_ID, "m-2")
+        .containsEntry(DeadLetterAttributes.SOURCE_DELIVERY_COUNT, "4");
+  }
+
+  @Test
+  void pub_sub_forwarding_names_are_set_only_for_what_the_receiver_knows() {
+    DeadLetters withoutPath =
+        new DeadLetters(
+            "orders",
+            "orders", // the builder's default: no full path known
+            null,
+            "worker-7",
+            new RepeatLimiter(Duration.ofSeconds(10), Clock.systemUTC()),
+            Clock.fixed(NOW, ZoneOffset.UTC));
+    InboundMessage m =
+        new InboundMessage(
+            "m-3",
+            new byte[0],
+            Map.of(),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            0); // no dead-letter policy: Pub/Sub reported no attempt
+    PubsubMessage letter =
+        withoutPath.letter(
+            m, new DeadLetters.Failure("no-key", "no key", "has no key", Outcome.UNKEYED, null));
+    assertThat(letter.getAttributesMap())
+        .doesNotContainKeys(
+            DeadLetterAttributes.SOURCE_SUBSCRIPTION,
+            DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT,
+            DeadLetterAttributes.SOURCE_DELIVERY_COUNT)
+        .containsEntry(DeadLetterAttributes.SOURCE_TOPIC_PUBLISH_TIME, "2026-12-01T03:59:00Z")
+        .containsEntry(DeadLetterAttributes.DELIVERY_ATTEMPT, "0")
+        .containsEntry(DeadLetterAttributes.MESSAGE_ID, "m-3");
   }
 
   @Test
