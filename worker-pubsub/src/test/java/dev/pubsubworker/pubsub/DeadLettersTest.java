@@ -112,6 +112,54 @@ class DeadLettersTest {
   }
 
   @Test
+  void the_original_is_rebuilt_from_our_dead_letter_with_its_own_id_time_and_attributes() {
+    InboundMessage m =
+        new InboundMessage(
+            "m-4",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of("order_id", "po-4", "googclient_deliveryattempt", "2"),
+            "customer-4",
+            Instant.parse("2026-12-01T03:59:00.5Z"),
+            2);
+    PubsubMessage letter =
+        deadLetters
+            .letter(
+                m,
+                new DeadLetters.Failure("com.example.Bad", "bad", "failed", Outcome.FAILED, null))
+            .toBuilder()
+            .setMessageId("dl-99") // the dead letter's own, new id
+            .build();
+    assertThat(DeadLetterAttributes.originalMessageId(letter)).contains("m-4");
+    PubsubMessage original = DeadLetterAttributes.original(letter);
+    assertThat(original.getMessageId()).isEqualTo("m-4");
+    assertThat(original.getAttributesMap()).containsExactlyEntriesOf(Map.of("order_id", "po-4"));
+    assertThat(original.getData().toStringUtf8()).isEqualTo("payload");
+    assertThat(original.getOrderingKey()).isEqualTo("customer-4");
+    assertThat(original.getPublishTime().getSeconds())
+        .isEqualTo(Instant.parse("2026-12-01T03:59:00Z").getEpochSecond());
+    assertThat(original.getPublishTime().getNanos()).isEqualTo(500_000_000);
+  }
+
+  @Test
+  void a_letter_pub_sub_forwarded_keeps_its_own_new_id_and_takes_the_source_publish_time() {
+    PubsubMessage forwarded =
+        PubsubMessage.newBuilder()
+            .setMessageId("dl-1")
+            .putAttributes("order_id", "po-5")
+            .putAttributes("CloudPubSubDeadLetterSourceSubscription", "orders-sub")
+            .putAttributes("CloudPubSubDeadLetterSourceSubscriptionProject", "p")
+            .putAttributes("CloudPubSubDeadLetterSourceDeliveryCount", "5")
+            .putAttributes("CloudPubSubDeadLetterSourceTopicPublishTime", "2026-12-01T03:00:00Z")
+            .build();
+    assertThat(DeadLetterAttributes.originalMessageId(forwarded)).isEmpty();
+    PubsubMessage original = DeadLetterAttributes.original(forwarded);
+    assertThat(original.getMessageId()).isEqualTo("dl-1");
+    assertThat(original.getAttributesMap()).containsExactlyEntriesOf(Map.of("order_id", "po-5"));
+    assertThat(original.getPublishTime().getSeconds())
+        .isEqualTo(Instant.parse("2026-12-01T03:00:00Z").getEpochSecond());
+  }
+
+  @Test
   void a_long_error_message_is_cut_to_1024_utf8_bytes_without_splitting_a_character() {
     String emoji = "\uD83D\uDCA5"; // 4 bytes in UTF-8
     String text = "é".repeat(300) + emoji.repeat(200); // 600 + 800 bytes
