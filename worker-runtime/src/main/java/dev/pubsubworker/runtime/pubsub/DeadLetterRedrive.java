@@ -98,6 +98,9 @@ public final class DeadLetterRedrive {
   /** How long one pull waits for letters before the redrive ends: 5 seconds. */
   static final Duration PULL_WAIT = Duration.ofSeconds(5);
 
+  /** How many pulls in a row that bring no new letter end the redrive. */
+  static final int IDLE_PULLS = 3;
+
   /** The most letters one pull asks for. */
   private static final int PULL_BATCH = 100;
 
@@ -174,8 +177,9 @@ public final class DeadLetterRedrive {
   }
 
   /**
-   * Runs the redrive: pulls until {@code max} letters were read or a pull brings nothing new, and
-   * settles each as the class describes. Logs the summary at INFO.
+   * Runs the redrive: pulls until {@code max} letters were read or {@link #IDLE_PULLS} pulls in a
+   * row (each waiting at most {@link #PULL_WAIT}) brought nothing new, and settles each as the
+   * class describes. Logs the summary at INFO.
    *
    * @throws SubscriptionUnavailableException if the dead-letter subscription does not exist or
    *     cannot be read
@@ -193,6 +197,7 @@ public final class DeadLetterRedrive {
       Set<String> seen = new HashSet<>();
       // Letters to leave are nacked only at the end, so that this run does not read them again.
       List<String> nacks = new ArrayList<>();
+      int idle = 0;
       try {
         while (counts.read < request.max()) {
           List<ReceivedMessage> batch =
@@ -210,7 +215,9 @@ public final class DeadLetterRedrive {
             (ack ? acks : nacks).add(m.getAckId());
           }
           reply(client, from, acks, List.of());
-          if (!anyNew) {
+          // Pub/Sub may answer a pull with nothing while letters wait: end only after a few.
+          idle = anyNew ? 0 : idle + 1;
+          if (idle >= IDLE_PULLS) {
             break;
           }
         }
