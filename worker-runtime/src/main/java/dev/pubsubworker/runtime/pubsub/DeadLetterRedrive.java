@@ -101,8 +101,11 @@ public final class DeadLetterRedrive {
   /** How many pulls in a row that bring no new letter end the redrive. */
   static final int IDLE_PULLS = 3;
 
-  /** The most letters one pull asks for. */
-  private static final int PULL_BATCH = 100;
+  /**
+   * The most letters one pull asks for: few, since they are handled one at a time and the last of a
+   * batch should not outlive its ack deadline waiting.
+   */
+  private static final int PULL_BATCH = 10;
 
   /** The longest one letter may take past the subscription's in-progress-max-wait. */
   private static final Duration RUN_BOUND = Duration.ofMinutes(10);
@@ -202,7 +205,6 @@ public final class DeadLetterRedrive {
         while (counts.read < request.max()) {
           List<ReceivedMessage> batch =
               pull(client, from, Math.min(PULL_BATCH, request.max() - counts.read));
-          List<String> acks = new ArrayList<>();
           boolean anyNew = false;
           for (ReceivedMessage m : batch) {
             if (!seen.add(m.getMessage().getMessageId()) || counts.read >= request.max()) {
@@ -211,10 +213,13 @@ public final class DeadLetterRedrive {
             }
             anyNew = true;
             counts.read++;
-            boolean ack = settle(m.getMessage(), request, counts, receiver, current);
-            (ack ? acks : nacks).add(m.getAckId());
+            if (settle(m.getMessage(), request, counts, receiver, current)) {
+              // At once: the letters after it in the batch may take a while.
+              reply(client, from, List.of(m.getAckId()), List.of());
+            } else {
+              nacks.add(m.getAckId());
+            }
           }
-          reply(client, from, acks, List.of());
           // Pub/Sub may answer a pull with nothing while letters wait: end only after a few.
           idle = anyNew ? 0 : idle + 1;
           if (idle >= IDLE_PULLS) {
