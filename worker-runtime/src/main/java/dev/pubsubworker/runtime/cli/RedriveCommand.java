@@ -78,6 +78,12 @@ final class RedriveCommand implements Callable<Integer> {
               + " the others stay.")
   List<String> filters = List.of();
 
+  @Option(
+      names = "--any-source",
+      description =
+          "Also redrive letters that another subscription dead-lettered (by default they stay).")
+  boolean anySource;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
@@ -92,7 +98,9 @@ final class RedriveCommand implements Callable<Integer> {
     }
     RedriveRequest request;
     try {
-      request = new RedriveRequest(subscription, Optional.ofNullable(from), max, dryRun, filter);
+      request =
+          new RedriveRequest(
+              subscription, Optional.ofNullable(from), max, dryRun, filter, anySource);
     } catch (IllegalArgumentException e) {
       return Failures.badArgument(err, e.getMessage());
     }

@@ -77,9 +77,12 @@ import org.slf4j.LoggerFactory;
  * letter's own message id, which no earlier run can have claimed. A business key (attribute,
  * template) resolves to itself.
  *
- * <p>A dry run claims nothing, runs nothing and acks nothing: each letter's key is looked up in the
- * lock store ({@link LockAdmin#inspect}) and reported as "would run", "duplicate", "held" or "no
- * key"; every letter is nacked back. Letters are handled one at a time, on the calling thread.
+ * <p>Letters that name another subscription as their source are left where they are, unless {@link
+ * RedriveRequest#anySource()}: a shared dead-letter topic's letters go back only to their own
+ * subscription. A dry run claims nothing, runs nothing and acks nothing: each letter's key is
+ * looked up in the lock store ({@link LockAdmin#inspect}) and reported as "would run", "duplicate",
+ * "held" or "no key"; every letter is nacked back. Letters are handled one at a time, on the
+ * calling thread.
  */
 public final class DeadLetterRedrive {
 
@@ -266,6 +269,19 @@ public final class DeadLetterRedrive {
         return false;
       }
     }
+    Optional<String> source = source(letter);
+    if (!request.anySource() && source.isPresent() && !source.get().equals(path())) {
+      counts.left++;
+      if (request.dryRun()) {
+        report.accept(
+            "dead letter "
+                + letter.getMessageId()
+                + ": from another subscription ("
+                + source.get()
+                + "), left (--any-source takes it)");
+      }
+      return false;
+    }
     PubsubMessage original = DeadLetterAttributes.original(letter);
     if (request.dryRun()) {
       dryRun(letter, original, counts);
@@ -319,6 +335,27 @@ public final class DeadLetterRedrive {
   }
 
   private static final TimeUnit MILLIS = TimeUnit.MILLISECONDS;
+
+  /** The full path of the subscription this redrive acts as. */
+  private String path() {
+    return SubscriptionProbe.path(config.projectId(), subscription.name());
+  }
+
+  /** The subscription a letter names as its source, as a full path; empty when it names none. */
+  private Optional<String> source(PubsubMessage letter) {
+    String ours = letter.getAttributesOrDefault(DeadLetterAttributes.SUBSCRIPTION, "");
+    if (ours.startsWith("projects/")) {
+      return Optional.of(ours);
+    }
+    String id = letter.getAttributesOrDefault(DeadLetterAttributes.SOURCE_SUBSCRIPTION, "");
+    if (id.isEmpty()) {
+      return Optional.empty();
+    }
+    String project =
+        letter.getAttributesOrDefault(
+            DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, config.projectId());
+    return Optional.of("projects/" + project + "/subscriptions/" + id);
+  }
 
   /** What a run would do with {@code original}, from its key's record; changes nothing. */
   private void dryRun(PubsubMessage letter, PubsubMessage original, Counts counts) {
@@ -400,14 +437,7 @@ public final class DeadLetterRedrive {
         });
     return SubscriptionReceivers.build(
         subscription,
-        new SubscriptionFacts(
-            SubscriptionProbe.path(config.projectId(), subscription.name()),
-            false,
-            Optional.empty(),
-            0,
-            0,
-            false,
-            false),
+        new SubscriptionFacts(path(), false, Optional.empty(), 0, 0, false, false),
         handler,
         guard,
         all,

@@ -17,13 +17,19 @@ import java.util.Optional;
  *     handler, nothing acked (every message read is left on the dead-letter subscription)
  * @param filter attributes a dead letter must carry, each with exactly this value, to be redriven;
  *     the others are left on the dead-letter subscription
+ * @param anySource redrive letters that name another subscription as their source too; by default a
+ *     letter whose source ({@code pubsub-worker-subscription}, or Pub/Sub's {@code
+ *     CloudPubSubDeadLetterSourceSubscription} and {@code ...Project}) is another subscription is
+ *     left where it is, so a shared dead-letter topic's letters only go back to their own
+ *     subscription. A letter that names no source is redriven either way
  */
 public record RedriveRequest(
     String subscriptionId,
     Optional<String> from,
     int max,
     boolean dryRun,
-    Map<String, String> filter) {
+    Map<String, String> filter,
+    boolean anySource) {
 
   /** The default of {@link #max}: 1,000 messages. */
   public static final int DEFAULT_MAX = 1000;

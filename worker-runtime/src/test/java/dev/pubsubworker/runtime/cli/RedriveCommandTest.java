@@ -80,10 +80,12 @@ class RedriveCommandTest {
         deadLetterTopic,
         PubsubMessage.newBuilder()
             .setData(ByteString.copyFrom("{}", StandardCharsets.UTF_8))
-            .putAllAttributes(attributes)
-            .putAttributes("pubsub-worker-subscription", "projects/p/subscriptions/orders-sub")
+            .putAttributes(
+                "pubsub-worker-subscription",
+                "projects/" + pubsub.projectId() + "/subscriptions/orders-sub")
             .putAttributes(
                 "pubsub-worker-error-class", "dev.pubsubworker.api.PoisonMessageException")
+            .putAllAttributes(attributes) // over the defaults above
             .build());
   }
 
@@ -148,7 +150,24 @@ class RedriveCommandTest {
     assertThat(filtered.out())
         .contains(": 2 read, 1 redriven, 0 duplicate(s), 0 failed again (0 terminal), 1 left");
 
+    // Another subscription's letter stays unless --any-source.
+    letter(
+        Map.of(
+            "order_id",
+            "po-7",
+            "pubsub-worker-subscription",
+            "projects/" + pubsub.projectId() + "/subscriptions/elsewhere"));
     CliRun run = redrive("--from", deadLetters.toString());
+    assertThat(run.exitCode()).isEqualTo(ExitCodes.FAILED_AGAIN);
+    assertThat(run.out())
+        .contains(": 2 read, 0 redriven, 0 duplicate(s), 1 failed again (1 terminal), 1 left");
+    CliRun any =
+        redrive("--from", deadLetters.toString(), "--any-source", "--filter", "order_id=po-7");
+    assertThat(any.exitCode()).isZero();
+    assertThat(any.out())
+        .contains(": 2 read, 1 redriven, 0 duplicate(s), 0 failed again (0 terminal), 1 left");
+
+    run = redrive("--from", deadLetters.toString());
     assertThat(run.exitCode()).isEqualTo(ExitCodes.FAILED_AGAIN);
     assertThat(run.out())
         .contains(": 1 read, 0 redriven, 0 duplicate(s), 1 failed again (1 terminal), 0 left");

@@ -184,7 +184,7 @@ class RedriveEndToEndTest {
   }
 
   private static RedriveRequest request(String subscription, boolean dryRun) {
-    return new RedriveRequest(subscription, Optional.empty(), 100, dryRun, Map.of());
+    return new RedriveRequest(subscription, Optional.empty(), 100, dryRun, Map.of(), false);
   }
 
   private static double counter(MeterRegistry r, String result) {
@@ -309,19 +309,29 @@ class RedriveEndToEndTest {
     RedriveSummary dryDuplicates = worker.redrive(request("test", true), Optional.empty(), l -> {});
     assertThat(dryDuplicates.duplicates()).isEqualTo(MESSAGES);
     assertThat(dryDuplicates.redriven()).isZero();
-    // Another subscription's letters only: the filter leaves every one of `test`'s where it is.
+    // As the other subscription: every letter names `test` as its source, so all stay...
+    Optional<String> from = Optional.of(f.requireDeadLetterSubscription().toString());
+    RedriveSummary asOther =
+        worker.redrive(
+            new RedriveRequest("other", from, 100, false, Map.of(), false),
+            Optional.empty(),
+            l -> {});
+    assertThat(asOther.left()).isEqualTo(MESSAGES);
+    assertThat(asOther.redriven() + asOther.duplicates() + asOther.failedAgain()).isZero();
+    // ... and taken anyway, they are the other subscription's own keys, DONE: never run again.
+    RedriveSummary asOtherAnySource =
+        worker.redrive(
+            new RedriveRequest("other", from, 100, true, Map.of(), true),
+            Optional.empty(),
+            l -> {});
+    assertThat(asOtherAnySource.duplicates()).isEqualTo(MESSAGES);
+    // A filter no letter matches leaves every one.
     RedriveSummary filtered =
         worker.redrive(
-            new RedriveRequest(
-                "other",
-                Optional.of(f.requireDeadLetterSubscription().toString()),
-                100,
-                false,
-                Map.of("pubsub-worker-subscription", otherSub.toString())),
+            new RedriveRequest("test", from, 100, false, Map.of("id", "po-none"), false),
             Optional.empty(),
             l -> {});
     assertThat(filtered.left()).isEqualTo(MESSAGES);
-    assertThat(filtered.redriven() + filtered.duplicates() + filtered.failedAgain()).isZero();
     RedriveSummary again = worker.redrive(request("test", false), Optional.of(registry), l -> {});
     assertThat(again.read()).isEqualTo(MESSAGES);
     assertThat(again.duplicates()).isEqualTo(MESSAGES);

@@ -65,7 +65,7 @@ class RedriveForwardedEndToEndTest {
                 lines.clear();
                 return worker
                         .redrive(
-                            new RedriveRequest("test", Optional.empty(), 10, true, Map.of()),
+                            new RedriveRequest("test", Optional.empty(), 10, true, Map.of(), false),
                             Optional.empty(),
                             lines::add)
                         .read()
@@ -87,7 +87,7 @@ class RedriveForwardedEndToEndTest {
       handler.behave((m, ctx, call) -> {});
       RedriveSummary summary =
           worker.redrive(
-              new RedriveRequest("test", Optional.empty(), 10, false, Map.of()),
+              new RedriveRequest("test", Optional.empty(), 10, false, Map.of(), false),
               Optional.empty(),
               l -> {});
       assertThat(summary.redriven()).isEqualTo(1);
