@@ -154,7 +154,10 @@ final class DeadLetters {
     }
   }
 
-  /** The dead letter: the original's data, attributes and ordering key, plus ours. */
+  /**
+   * The dead letter: the original's data, attributes (without the client library's {@code
+   * googclient_*}) and ordering key, plus ours and Pub/Sub's forwarding names we know.
+   */
   PubsubMessage letter(InboundMessage message, Failure failure) {
     Map<String, String> added = new LinkedHashMap<>();
     added.put(DeadLetterAttributes.SUBSCRIPTION, subscriptionPath);
@@ -166,11 +169,33 @@ final class DeadLetters {
     added.put(DeadLetterAttributes.ERROR_MESSAGE, errorMessage == null ? "" : errorMessage);
     added.put(DeadLetterAttributes.WORKER_ID, workerId);
     added.put(DeadLetterAttributes.DEAD_LETTERED_AT, clock.instant().toString());
+    // Pub/Sub's own forwarding names, for what this receiver truly knows.
+    String[] path = subscriptionPath.split("/", -1);
+    if (path.length == 4
+        && path[0].equals("projects")
+        && path[2].equals("subscriptions")
+        && !path[1].isEmpty()
+        && !path[3].isEmpty()) {
+      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION, path[3]);
+      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, path[1]);
+    }
+    if (message.deliveryAttempt() > 0) {
+      added.put(
+          DeadLetterAttributes.SOURCE_DELIVERY_COUNT, Integer.toString(message.deliveryAttempt()));
+    }
+    added.put(DeadLetterAttributes.SOURCE_TOPIC_PUBLISH_TIME, message.publishTime().toString());
     PubsubMessage.Builder b =
         PubsubMessage.newBuilder()
             .setData(ByteString.copyFrom(message.dataBuffer()))
-            .putAllAttributes(message.attributes())
             .setOrderingKey(message.orderingKey());
+    message
+        .attributes()
+        .forEach(
+            (k, v) -> {
+              if (!k.startsWith(DeadLetterAttributes.CLIENT_PREFIX)) {
+                b.putAttributes(k, v);
+              }
+            });
     added.forEach(
         (k, v) -> b.putAttributes(k, truncateUtf8(v, DeadLetterAttributes.MAX_VALUE_BYTES)));
     return b.build();

@@ -53,7 +53,110 @@ class DeadLettersTest {
         .containsEntry("pubsub-worker-error-message", "unparseable")
         .containsEntry("pubsub-worker-worker-id", "worker-7")
         .containsEntry("pubsub-worker-dead-lettered-at", "2026-12-01T04:00:00.123Z")
-        .hasSize(9);
+        .containsEntry("CloudPubSubDeadLetterSourceSubscription", "orders-sub")
+        .containsEntry("CloudPubSubDeadLetterSourceSubscriptionProject", "p")
+        .containsEntry("CloudPubSubDeadLetterSourceDeliveryCount", "3")
+        .containsEntry("CloudPubSubDeadLetterSourceTopicPublishTime", "2026-12-01T03:59:00Z")
+        .hasSize(13);
+  }
+
+  @Test
+  void attributes_the_client_library_adds_on_receipt_are_not_copied_into_the_dead_letter() {
+    InboundMessage m =
+        new InboundMessage(
+            "m-2",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of("googclient_deliveryattempt", "4", "googclient_other", "x", "order_id", "po-2"),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            4);
+    PubsubMessage letter =
+        deadLetters.letter(
+            m, new DeadLetters.Failure("com.example.Bad", null, "failed", Outcome.FAILED, null));
+    assertThat(letter.getAttributesMap())
+        .doesNotContainKeys("googclient_deliveryattempt", "googclient_other")
+        .containsEntry("order_id", "po-2")
+        .containsEntry(DeadLetterAttributes.MESSAGE_ID, "m-2")
+        .containsEntry(DeadLetterAttributes.SOURCE_DELIVERY_COUNT, "4");
+  }
+
+  @Test
+  void pub_sub_forwarding_names_are_set_only_for_what_the_receiver_knows() {
+    DeadLetters withoutPath =
+        new DeadLetters(
+            "orders",
+            "orders", // the builder's default: no full path known
+            null,
+            "worker-7",
+            new RepeatLimiter(Duration.ofSeconds(10), Clock.systemUTC()),
+            Clock.fixed(NOW, ZoneOffset.UTC));
+    InboundMessage m =
+        new InboundMessage(
+            "m-3",
+            new byte[0],
+            Map.of(),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            0); // no dead-letter policy: Pub/Sub reported no attempt
+    PubsubMessage letter =
+        withoutPath.letter(
+            m, new DeadLetters.Failure("no-key", "no key", "has no key", Outcome.UNKEYED, null));
+    assertThat(letter.getAttributesMap())
+        .doesNotContainKeys(
+            DeadLetterAttributes.SOURCE_SUBSCRIPTION,
+            DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT,
+            DeadLetterAttributes.SOURCE_DELIVERY_COUNT)
+        .containsEntry(DeadLetterAttributes.SOURCE_TOPIC_PUBLISH_TIME, "2026-12-01T03:59:00Z")
+        .containsEntry(DeadLetterAttributes.DELIVERY_ATTEMPT, "0")
+        .containsEntry(DeadLetterAttributes.MESSAGE_ID, "m-3");
+  }
+
+  @Test
+  void the_original_is_rebuilt_from_our_dead_letter_with_its_own_id_time_and_attributes() {
+    InboundMessage m =
+        new InboundMessage(
+            "m-4",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of("order_id", "po-4", "googclient_deliveryattempt", "2"),
+            "customer-4",
+            Instant.parse("2026-12-01T03:59:00.5Z"),
+            2);
+    PubsubMessage letter =
+        deadLetters
+            .letter(
+                m,
+                new DeadLetters.Failure("com.example.Bad", "bad", "failed", Outcome.FAILED, null))
+            .toBuilder()
+            .setMessageId("dl-99") // the dead letter's own, new id
+            .build();
+    assertThat(DeadLetterAttributes.originalMessageId(letter)).contains("m-4");
+    PubsubMessage original = DeadLetterAttributes.original(letter);
+    assertThat(original.getMessageId()).isEqualTo("m-4");
+    assertThat(original.getAttributesMap()).containsExactlyEntriesOf(Map.of("order_id", "po-4"));
+    assertThat(original.getData().toStringUtf8()).isEqualTo("payload");
+    assertThat(original.getOrderingKey()).isEqualTo("customer-4");
+    assertThat(original.getPublishTime().getSeconds())
+        .isEqualTo(Instant.parse("2026-12-01T03:59:00Z").getEpochSecond());
+    assertThat(original.getPublishTime().getNanos()).isEqualTo(500_000_000);
+  }
+
+  @Test
+  void a_letter_pub_sub_forwarded_keeps_its_own_new_id_and_takes_the_source_publish_time() {
+    PubsubMessage forwarded =
+        PubsubMessage.newBuilder()
+            .setMessageId("dl-1")
+            .putAttributes("order_id", "po-5")
+            .putAttributes("CloudPubSubDeadLetterSourceSubscription", "orders-sub")
+            .putAttributes("CloudPubSubDeadLetterSourceSubscriptionProject", "p")
+            .putAttributes("CloudPubSubDeadLetterSourceDeliveryCount", "5")
+            .putAttributes("CloudPubSubDeadLetterSourceTopicPublishTime", "2026-12-01T03:00:00Z")
+            .build();
+    assertThat(DeadLetterAttributes.originalMessageId(forwarded)).isEmpty();
+    PubsubMessage original = DeadLetterAttributes.original(forwarded);
+    assertThat(original.getMessageId()).isEqualTo("dl-1");
+    assertThat(original.getAttributesMap()).containsExactlyEntriesOf(Map.of("order_id", "po-5"));
+    assertThat(original.getPublishTime().getSeconds())
+        .isEqualTo(Instant.parse("2026-12-01T03:00:00Z").getEpochSecond());
   }
 
   @Test

@@ -17,6 +17,9 @@ public final class ExitCodes {
   /** The demo found a doubled or a lost effect. */
   public static final int NOT_EXACTLY_ONCE = 4;
 
+  /** {@code redrive}: some dead letters failed again; they stay on the dead-letter subscription. */
+  public static final int FAILED_AGAIN = 5;
+
   /** Stopped by a second signal, without waiting. */
   public static final int HALTED = 130;
 

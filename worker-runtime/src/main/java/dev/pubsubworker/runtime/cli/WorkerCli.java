@@ -11,10 +11,10 @@ import picocli.CommandLine.IVersionProvider;
 
 /**
  * The {@code pubsub-worker} command line: {@code run}, {@code check-config}, {@code inspect},
- * {@code forget}, {@code purge} and {@code publish}. An application adds its own subcommands
- * through {@link #main(List, String[])} and {@link #execute(List, String[], BufferedReader,
- * PrintWriter, PrintWriter)}; the executable jar, {@code worker-app/target/pubsub-worker.jar}, adds
- * {@code demo}:
+ * {@code forget}, {@code purge}, {@code redrive} and {@code publish}. An application adds its own
+ * subcommands through {@link #main(List, String[])} and {@link #execute(List, String[],
+ * BufferedReader, PrintWriter, PrintWriter)}; the executable jar, {@code
+ * worker-app/target/pubsub-worker.jar}, adds {@code demo}:
  *
  * <pre>
  * java -jar worker-app/target/pubsub-worker.jar run --config worker.conf
@@ -32,6 +32,7 @@ import picocli.CommandLine.IVersionProvider;
       InspectCommand.class,
       ForgetCommand.class,
       PurgeCommand.class,
+      RedriveCommand.class,
       PublishCommand.class
     })
 public final class WorkerCli implements Runnable {

@@ -47,6 +47,8 @@ import java.util.Optional;
  * @param inProgressMaxWait how long a delivery whose key is held (by another claim, or by a
  *     delivery of this process) waits, parked, before it is nacked; zero nacks at once. At most
  *     {@code maxAckExtension}
+ * @param deadLetterSubscription the subscription on the dead-letter topic that {@code redrive}
+ *     reads by default, as {@code projects/P/subscriptions/S}; empty for none
  */
 public record SubscriptionConfig(
     String id,
@@ -73,7 +75,8 @@ public record SubscriptionConfig(
     Duration maxAckExtensionPerCall,
     List<String> poisonExceptions,
     Optional<String> deadLetterTopic,
-    Duration inProgressMaxWait) {
+    Duration inProgressMaxWait,
+    Optional<String> deadLetterSubscription) {
 
   /**
    * The client library's own shortest ack-deadline extension with exactly-once delivery when none

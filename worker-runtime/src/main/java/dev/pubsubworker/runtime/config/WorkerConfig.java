@@ -76,6 +76,8 @@ public record WorkerConfig(
   /** Pub/Sub's rule for a topic id: 3-255 characters, a letter first, never {@code goog...}. */
   private static final String TOPIC_ID = "(?!goog)[A-Za-z][A-Za-z0-9._~+%-]{2,254}";
 
+  private static final Pattern SUBSCRIPTION_PATH =
+      Pattern.compile("projects/(" + PROJECT_ID + ")/subscriptions/(" + TOPIC_ID + ")");
   private static final Pattern TOPIC_PATH =
       Pattern.compile("projects/(" + PROJECT_ID + ")/topics/(" + TOPIC_ID + ")");
 
@@ -514,6 +516,7 @@ public record WorkerConfig(
       }
     }
     Optional<String> deadLetterTopic = deadLetterTopic(r, projectId);
+    Optional<String> deadLetterSubscription = deadLetterSubscription(r, projectId);
     Duration inProgressMaxWait = r.duration("in-progress-max-wait", Duration.ZERO);
     if (!r.failed("in-progress-max-wait")
         && !r.failed("max-ack-extension")
@@ -552,7 +555,32 @@ public record WorkerConfig(
         maxAckPerCall,
         poisonExceptions,
         deadLetterTopic,
-        inProgressMaxWait);
+        inProgressMaxWait,
+        deadLetterSubscription);
+  }
+
+  /**
+   * {@code dead-letter-subscription}: empty for none, a subscription id in the worker's project, or
+   * {@code projects/P/subscriptions/S}; returned as a full path.
+   */
+  private static Optional<String> deadLetterSubscription(SettingsReader r, String projectId) {
+    String name = r.string("dead-letter-subscription");
+    if (name.isEmpty()) {
+      return Optional.empty();
+    }
+    if (SUBSCRIPTION_PATH.matcher(name).matches()) {
+      return Optional.of(name);
+    }
+    if (name.matches(TOPIC_ID) && !name.contains("/")) {
+      return Optional.of("projects/" + projectId + "/subscriptions/" + name);
+    }
+    r.problem(
+        "dead-letter-subscription",
+        "must be a subscription id (a letter, then 2 to 254 letters, digits and - . _ ~ + %, not"
+            + " starting with goog) or projects/PROJECT/subscriptions/ID, but was '"
+            + name
+            + "'");
+    return Optional.empty();
   }
 
   /**

@@ -20,17 +20,22 @@ import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.ConfigProblem;
 import dev.pubsubworker.runtime.config.InvalidConfigException;
 import dev.pubsubworker.runtime.config.KnownSecrets;
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
+import dev.pubsubworker.runtime.pubsub.DeadLetterRedrive;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.pubsub.PoisonExceptions;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
+import dev.pubsubworker.runtime.pubsub.RedriveRequest;
+import dev.pubsubworker.runtime.pubsub.RedriveSummary;
 import dev.pubsubworker.runtime.pubsub.RunningHandler;
 import dev.pubsubworker.runtime.pubsub.StreamHealth;
 import dev.pubsubworker.runtime.pubsub.SubscriptionSet;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.store.LockStoreModules;
 import dev.pubsubworker.runtime.store.OpenResources;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -43,6 +48,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
@@ -417,6 +423,52 @@ public final class Worker {
   /** Why the worker stopped on its own, if it did. */
   public Optional<Throwable> failure() {
     return Optional.ofNullable(failure.get());
+  }
+
+  /**
+   * Redrives dead letters as {@code request} says ({@link DeadLetterRedrive}): reads the
+   * dead-letter subscription and processes each letter as the configured subscription would, with
+   * its own guard on this worker's lock store. Needs no {@link #start()}: it opens its own Pub/Sub
+   * connection and closes it before returning; the lock store stays open until {@link #stop()}.
+   *
+   * @param registry where the redrive's counters go ({@link DeadLetterRedrive#METRIC}), if anywhere
+   * @param report receives one line per letter of a dry run
+   * @throws IllegalArgumentException if the subscription is not configured, or no dead-letter
+   *     subscription is named
+   * @throws SubscriptionUnavailableException if the dead-letter subscription cannot be read
+   */
+  public RedriveSummary redrive(
+      RedriveRequest request, Optional<MeterRegistry> registry, Consumer<String> report) {
+    SubscriptionConfig s = config.subscriptions().get(request.subscriptionId());
+    if (s == null) {
+      throw new IllegalArgumentException(
+          "no subscription '"
+              + request.subscriptionId()
+              + "' in the config (configured: "
+              + String.join(", ", config.subscriptions().keySet())
+              + ")");
+    }
+    DeadLetterRedrive.source(config, s, request); // names a missing --from before any I/O
+    KnownSecrets.Held held = KnownSecrets.keep(config); // masked in every line meanwhile
+    try (SubscriptionGuards g =
+            SubscriptionGuards.create(
+                List.of(s.id()), lockStoreCalls().track(backend()), guardListeners, keyLogFormat);
+        PubSubConnection c = PubSubConnection.create(config.pubsubEmulatorHost())) {
+      return new DeadLetterRedrive(
+              config,
+              s,
+              handlers().get(s.handler()),
+              g.bySubscription().get(s.id()),
+              admin(),
+              terminalFailures.getOrDefault(s.id(), TerminalFailures.poisonOnly()),
+              c,
+              dispatchListeners,
+              registry,
+              report)
+          .run(request);
+    } finally {
+      held.close();
+    }
   }
 
   /** The lock store (opened on first use). */

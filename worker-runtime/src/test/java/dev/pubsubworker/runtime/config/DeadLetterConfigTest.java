@@ -66,6 +66,30 @@ class DeadLetterConfigTest {
   }
 
   @Test
+  void a_dead_letter_subscription_is_in_the_workers_project_a_full_path_is_kept_bad_ones_named()
+      throws IOException {
+    assertThat(load("", "").subscriptions().get("orders").deadLetterSubscription()).isEmpty();
+    assertThat(
+            load("dead-letter-subscription = orders-dead-sub", "")
+                .subscriptions()
+                .get("orders")
+                .deadLetterSubscription())
+        .contains("projects/demo-project/subscriptions/orders-dead-sub");
+    assertThat(
+            load("dead-letter-subscription = \"projects/other/subscriptions/dlq\"", "")
+                .subscriptions()
+                .get("orders")
+                .deadLetterSubscription())
+        .contains("projects/other/subscriptions/dlq");
+    assertThat(problems("dead-letter-subscription = \"projects/x/topics/t\"", ""))
+        .singleElement()
+        .asString()
+        .startsWith(
+            "pubsub-worker.subscriptions.orders.dead-letter-subscription: must be a subscription"
+                + " id");
+  }
+
+  @Test
   void poison_exceptions_are_read_from_the_subscription_or_its_defaults() throws IOException {
     WorkerConfig c =
         load(

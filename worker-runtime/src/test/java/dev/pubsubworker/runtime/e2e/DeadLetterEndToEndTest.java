@@ -132,7 +132,19 @@ class DeadLetterEndToEndTest {
           .containsEntry("pubsub-worker-error-class", PoisonMessageException.class.getName())
           .containsEntry("pubsub-worker-error-message", "order po-1 cannot be parsed")
           .containsEntry("pubsub-worker-worker-id", "worker-a")
-          .containsKeys("pubsub-worker-publish-time", "pubsub-worker-dead-lettered-at");
+          .containsKeys("pubsub-worker-publish-time", "pubsub-worker-dead-lettered-at")
+          // Pub/Sub's own forwarding names, where they mean the same:
+          .containsEntry(
+              "CloudPubSubDeadLetterSourceSubscription", h.fixture.subscription().getSubscription())
+          .containsEntry(
+              "CloudPubSubDeadLetterSourceSubscriptionProject",
+              h.fixture.subscription().getProject())
+          .containsEntry("CloudPubSubDeadLetterSourceDeliveryCount", "1")
+          .containsEntry(
+              "CloudPubSubDeadLetterSourceTopicPublishTime",
+              letter.getAttributesOrThrow("pubsub-worker-publish-time"))
+          // ... and nothing the client library added on receipt.
+          .doesNotContainKey("googclient_deliveryattempt");
       assertThat(Instant.parse(letter.getAttributesOrThrow("pubsub-worker-dead-lettered-at")))
           .isAfterOrEqualTo(before.minusSeconds(1));
       assertThat(Instant.parse(letter.getAttributesOrThrow("pubsub-worker-publish-time")))
