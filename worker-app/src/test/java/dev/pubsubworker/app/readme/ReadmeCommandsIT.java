@@ -24,11 +24,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The root README's command blocks, read from the README when the test runs and executed as
  * processes from the repository's root, after {@code package} built the executable jar: the quick
- * start and "Running it". Commands of ours ({@code java -jar worker-app/target/...}) and the {@code
- * curl} set-up run as written; the build command ({@code ./mvnw}) is the build that runs this test,
- * and the wrapper is checked to start; the emulator {@code gcloud} would start is Google's emulator
- * from the test services, handed over through {@code PUBSUB_EMULATOR_HOST} and its address. Any
- * other command fails the test, so a new README command needs a rule here.
+ * start, "Running it" and "Redrive and replay". Commands of ours ({@code java -jar
+ * worker-app/target/...}) and the {@code curl} set-up run as written; the build command ({@code
+ * ./mvnw}) is the build that runs this test, and the wrapper is checked to start; the emulator
+ * {@code gcloud} would start is Google's emulator from the test services, handed over through
+ * {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new README
+ * command needs a rule here.
  */
 class ReadmeCommandsIT {
 
@@ -151,6 +152,7 @@ class ReadmeCommandsIT {
     Process worker;
     Path workerLog;
     int published;
+    int redrives;
   }
 
   private Run execute(List<Command> commands) throws Exception {
@@ -207,6 +209,13 @@ class ReadmeCommandsIT {
           Matcher count = Pattern.compile("--count (\\d+)").matcher(args);
           run.published = count.find() ? Integer.parseInt(count.group(1)) : 1;
           assertThat(output).contains("published " + run.published + " message(s)");
+        } else if (args.startsWith("redrive ")) {
+          String output = runToEnd(c, Duration.ofSeconds(90));
+          assertThat(output)
+              .containsPattern(
+                  "redrive( --dry-run)? of orders from"
+                      + " projects/local-project/subscriptions/orders-dead-sub: \\d+ read");
+          run.redrives++;
         } else {
           fail("README command of ours the test has no check for: " + text);
         }
@@ -239,6 +248,16 @@ class ReadmeCommandsIT {
     List<String> placed = placed(run.workerLog);
     assertThat(placed).hasSize(run.published).doesNotHaveDuplicates();
     assertThat(log).contains("plugin orders-example").contains("plugin-orders-example-");
+  }
+
+  @Test
+  void redrive_runs_as_shown() throws Exception {
+    // The section continues "Running it": the same emulator, at the address its commands name.
+    PubSubEmulator pubsub = TestServices.pubsub();
+    replacements.put("127.0.0.1:8085", pubsub.hostPort());
+    environment.put("PUBSUB_EMULATOR_HOST", pubsub.hostPort());
+    Run run = execute(commands(Files.readString(ROOT.resolve("README.md")), "Redrive and replay"));
+    assertThat(run.redrives).as("the block's redrive commands").isEqualTo(2);
   }
 
   private static List<String> placed(Path log) throws IOException {
