@@ -80,6 +80,15 @@ public final class IdempotencyGuard implements AutoCloseable {
   /** Default wait before the first claim retry (doubling after): 100 ms. */
   public static final Duration DEFAULT_CLAIM_RETRY_BACKOFF = Duration.ofMillis(100);
 
+  /**
+   * The longest wait between two claim retries, whatever {@link Builder#claimRetryBackoff} and
+   * {@link Builder#claimRetries}: 10 s. With the defaults (2 retries from 100 ms) a claim waits at
+   * most 0.3 s in all before its failure propagates; at the builder's limits (10 retries from 10 s)
+   * at most 100 s; 10 retries from the default 100 ms wait at most 42.7 s (0.1 + 0.2 + … + 6.4,
+   * then 10 s three times). The time of the claim calls themselves comes on top.
+   */
+  public static final Duration CLAIM_RETRY_BACKOFF_CAP = Duration.ofSeconds(10);
+
   private final LockBackend backend;
   private final CallOptions defaults;
   private final Clock clock;
@@ -174,8 +183,21 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
     this.batching = batching;
     this.claims =
-        new ClaimAttempts(claimVerb, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
+        new ClaimAttempts(
+            claimVerb,
+            events,
+            b.claimRetries,
+            claimRetryBackoff(b.claimRetryBackoff),
+            b.keyLogFormat);
     this.run = new ClaimedRun(backend, clock, scheduler, events, settlement, b.keyLogFormat);
+  }
+
+  /**
+   * The claim retry's backoff: from {@code initial}, doubling, capped at {@link
+   * #CLAIM_RETRY_BACKOFF_CAP}, without jitter (each wait is exactly its ceiling).
+   */
+  static Backoff claimRetryBackoff(Duration initial) {
+    return Backoff.exponential(initial, CLAIM_RETRY_BACKOFF_CAP).withJitter(Backoff.Jitter.NONE);
   }
 
   /**
@@ -476,8 +498,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * The wait before the first claim retry, doubled for each further one. Default {@link
-     * #DEFAULT_CLAIM_RETRY_BACKOFF} (100 ms).
+     * The wait before the first claim retry, doubled for each further one up to {@link
+     * #CLAIM_RETRY_BACKOFF_CAP} (10 s), without jitter. Default {@link
+     * #DEFAULT_CLAIM_RETRY_BACKOFF} (100 ms). The longest a claim can wait in all is the sum of its
+     * retries' waits: 0.3 s with the defaults, 100 s at the limits (10 retries from 10 s).
      *
      * @throws IllegalArgumentException if negative or longer than 10 s
      */
