@@ -58,6 +58,16 @@ import org.jspecify.annotations.Nullable;
  * an extension finds the fence stale, or the store cannot be reached until the lease runs out, the
  * {@link WorkContext} reports the lease lost (and the work's thread is interrupted if configured).
  *
+ * <h2>Group commit</h2>
+ *
+ * On a {@link BatchLockBackend}, concurrent claims (and the completes of {@code lock}) share round
+ * trips: a caller that finds fewer than {@link BatchLockBackend#maxConcurrentBatches()} calls of
+ * that verb in flight sends its own at once through the single verb, so a lone call pays no added
+ * latency; callers beyond that queue, and when a call ends the next of them sends the queue as one
+ * batch (up to {@link BatchLockBackend#maxBatchSize()} entries, distinct keys). Each entry keeps
+ * the single verb's semantics and the claim retry above; a round trip that fails as a whole fails
+ * every entry as the single verb would. {@link Builder#batching} turns it on or off.
+ *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see
  * {@link Builder#heartbeatScheduler}). {@link #close()} stops the heartbeat scheduler the guard
@@ -525,8 +535,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Whether to group concurrent claims and completes into batches (group commit, see the class
-     * documentation). Has an effect only on a {@link BatchLockBackend}. Default: on when the
+     * Whether to group concurrent claims and completes into batches (see "Group commit" in the
+     * class documentation). Has an effect only on a {@link BatchLockBackend}. Default: on when the
      * backend supports it and {@link BatchLockBackend#batchingByDefault()} says so (every shipped
      * store backend; not the in-memory one, whose verbs cost less than the hand-off).
      */
