@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,7 +38,8 @@ import java.util.regex.Pattern;
  * @param lockStore the lock store and its settings
  * @param observability the metrics and health server
  * @param logging the log format
- * @param subscriptions the subscriptions by id, in config order
+ * @param subscriptions the subscriptions by id, iterating in the order they appear in the config
+ *     (an unmodifiable copy that keeps the given map's order)
  * @param plugins the raw {@code plugins} subtree: each plugin's settings under its name
  * @param source the whole config the settings were read from
  */
@@ -56,6 +58,11 @@ public record WorkerConfig(
 
   /** The namespace of every setting. */
   public static final String ROOT = "pubsub-worker";
+
+  /** Keeps the subscriptions' order: {@code Map.copyOf} would not. */
+  public WorkerConfig {
+    subscriptions = Collections.unmodifiableMap(new LinkedHashMap<>(subscriptions));
+  }
 
   private static final Pattern KEY_NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
@@ -379,7 +386,7 @@ public record WorkerConfig(
         lockStore,
         observability,
         logging,
-        Map.copyOf(subscriptions),
+        subscriptions,
         plugins,
         config);
   }
@@ -413,11 +420,7 @@ public record WorkerConfig(
 
   /** The subscriptions in the order they appear in the config. */
   public List<SubscriptionConfig> orderedSubscriptions() {
-    List<SubscriptionConfig> ordered = new ArrayList<>();
-    for (String id : orderedKeys(source.getConfig(ROOT + ".subscriptions"))) {
-      ordered.add(subscriptions.get(id));
-    }
-    return ordered;
+    return List.copyOf(subscriptions.values());
   }
 
   /** The settings of plugin {@code name} ({@code pubsub-worker.plugins.NAME}), empty if none. */
