@@ -159,6 +159,40 @@ public record WorkerConfig(
     } catch (ConfigException e) {
       throw new InvalidConfigException(List.of(fromParseError(e)));
     }
+    return checkRootsThenLoad(own, parsed, loader);
+  }
+
+  /**
+   * Loads the settings when no file was named, by the standard Typesafe Config lookup, with the
+   * same checks as {@link #loadFile}: the file of {@code -Dconfig.file} is read exactly as {@link
+   * #loadFile} reads a file; otherwise the application config ({@code -Dconfig.resource}, {@code
+   * -Dconfig.url}, or {@code application.conf} on the class path) has its top-level keys checked
+   * the same way before the settings are read.
+   *
+   * @throws InvalidConfigException if the config cannot be read or parsed or the settings are
+   *     invalid
+   */
+  public static WorkerConfig loadDefault(ClassLoader loader) {
+    String file = System.getProperty("config.file");
+    if (file != null) {
+      return loadFile(Path.of(file), loader);
+    }
+    Config own;
+    Config parsed;
+    try {
+      ConfigFactory.invalidateCaches();
+      own = ConfigFactory.defaultApplication(loader);
+      parsed = ConfigFactory.load(loader, own);
+    } catch (ConfigException e) {
+      throw new InvalidConfigException(
+          List.of(
+              new ConfigProblem(
+                  "config", e.getMessage(), e.origin() == null ? "" : e.origin().description())));
+    }
+    return checkRootsThenLoad(own, parsed, loader);
+  }
+
+  private static WorkerConfig checkRootsThenLoad(Config own, Config parsed, ClassLoader loader) {
     // A misplaced root hides every setting under it: report that alone, not its consequences
     // ("project-id is required", ...).
     KnownSecrets.configure(parsed);
