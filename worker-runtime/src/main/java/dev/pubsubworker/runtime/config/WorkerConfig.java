@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.FingerprintPolicy;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -345,7 +346,7 @@ public record WorkerConfig(
       obs.problem(
           "lock-store-stale-after",
           "must be longer than lock-store-probe-interval ("
-              + SettingsReader.human(observability.lockStoreProbeInterval())
+              + DurationText.of(observability.lockStoreProbeInterval())
               + "), or readiness fails between two good probes");
     }
     obs.rejectUnknown();
@@ -502,9 +503,9 @@ public record WorkerConfig(
       // One extension would outlast the time the client may extend in all.
       r.problemOnAny(
           "max-ack-extension ("
-              + SettingsReader.human(maxAck)
+              + DurationText.of(maxAck)
               + ") must be at least min-ack-extension ("
-              + SettingsReader.human(minAck)
+              + DurationText.of(minAck)
               + "), the shortest single extension the client asks for",
           "max-ack-extension",
           "min-ack-extension");
@@ -523,9 +524,9 @@ public record WorkerConfig(
       r.problem(
           "max-ack-extension-per-call",
           "must be at least min-ack-extension ("
-              + SettingsReader.human(minAck)
+              + DurationText.of(minAck)
               + "), but was "
-              + SettingsReader.human(maxAckPerCall));
+              + DurationText.of(maxAckPerCall));
     } else if (maxAckPerCall.equals(minAck)
         && minAck.compareTo(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION) > 0) {
       // The client refuses a minimum equal to the maximum, so the worker then sets the maximum
@@ -534,9 +535,9 @@ public record WorkerConfig(
       r.problem(
           "max-ack-extension-per-call",
           "must be above min-ack-extension when that is above "
-              + SettingsReader.human(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
+              + DurationText.of(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
               + " (the client library refuses equal bounds there), but both were "
-              + SettingsReader.human(minAck));
+              + DurationText.of(minAck));
     }
     List<String> poisonExceptions = r.stringList("poison-exceptions");
     for (String className : poisonExceptions) {
@@ -558,9 +559,9 @@ public record WorkerConfig(
       r.problem(
           "in-progress-max-wait",
           "must be at most max-ack-extension ("
-              + SettingsReader.human(maxAck)
+              + DurationText.of(maxAck)
               + "), which bounds how long the client keeps a parked message, but was "
-              + SettingsReader.human(inProgressMaxWait));
+              + DurationText.of(inProgressMaxWait));
     }
     r.skip("name");
     r.skip("handler");
@@ -668,7 +669,7 @@ public record WorkerConfig(
       sql.problem(
           "socket-timeout",
           "must be at least statement-timeout ("
-              + SettingsReader.human(sqlConfig.statementTimeout())
+              + DurationText.of(sqlConfig.statementTimeout())
               + "), or a slow statement loses its connection instead of being cancelled");
     }
     sql.rejectUnknown();
@@ -737,9 +738,9 @@ public record WorkerConfig(
     if (s.guard() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
       r.problemOnAny(
           "ttl ("
-              + SettingsReader.human(s.ttl())
+              + DurationText.of(s.ttl())
               + ") must be at least the lease ("
-              + SettingsReader.human(s.lease())
+              + DurationText.of(s.lease())
               + ") with guard = lock, or a duplicate that waited out a holder's lease runs again",
           "ttl",
           "lease",
@@ -753,12 +754,12 @@ public record WorkerConfig(
       if (timeout.multipliedBy(3).compareTo(s.lease().multipliedBy(2)) >= 0) {
         r.problemOnAny(
             "lease "
-                + SettingsReader.human(s.lease())
+                + DurationText.of(s.lease())
                 + " is too short for the heartbeat: an extension sent every lease/3 may take up to"
                 + " lock-store.redis.command-timeout ("
-                + SettingsReader.human(timeout)
+                + DurationText.of(timeout)
                 + ") and must land before the lease lapses; use a lease above "
-                + SettingsReader.human(timeout.multipliedBy(3).dividedBy(2)),
+                + DurationText.of(timeout.multipliedBy(3).dividedBy(2)),
             "lease",
             "heartbeat",
             "guard");
@@ -773,9 +774,9 @@ public record WorkerConfig(
       obs.problem(
           "handler-stuck-after",
           "must be 0s (off) or at least "
-              + SettingsReader.human(MIN_STUCK_AFTER)
+              + DurationText.of(MIN_STUCK_AFTER)
               + ", but was "
-              + SettingsReader.human(d));
+              + DurationText.of(d));
       return Duration.ZERO;
     }
     return d;
