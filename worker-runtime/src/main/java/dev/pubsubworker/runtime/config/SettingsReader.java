@@ -105,14 +105,6 @@ final class SettingsReader {
     }
   }
 
-  int positiveInt(String key) {
-    return intInRange(key, 1, Integer.MAX_VALUE);
-  }
-
-  int positiveIntOrZero(String key) {
-    return intInRange(key, 0, Integer.MAX_VALUE);
-  }
-
   /**
    * A whole number in {@code min..max}; out of range, a fraction ({@code 2.5}, which Typesafe
    * Config would truncate to 2) or not a number is a problem.
