@@ -178,10 +178,6 @@ public final class Faults {
     return taken[0];
   }
 
-  boolean hasDuplicates(String subscriptionId) {
-    return duplicates.containsKey(subscriptionId);
-  }
-
   boolean deliveryPaused(String subscriptionId) {
     return paused.containsKey(subscriptionId);
   }

@@ -42,10 +42,11 @@ class CheckConfigCommandTest {
         .contains("config OK")
         .contains("project:      shop")
         .contains("emulator at 127.0.0.1:1")
+        .contains("shutdown:     grace 30s")
         .contains("orders-example (dev.pubsubworker.plugins.orders.OrdersPlugin, class path)")
         .contains(
             "orders: orders-sub -> handler orders, guard lock, key template:orders:{order_id},"
-                + " lease PT30S, ttl PT24H, exactly-once auto")
+                + " lease 30s, ttl 24h, exactly-once auto")
         .doesNotContain("s3cret");
     assertThat(run.err()).isEmpty();
   }

@@ -1,6 +1,6 @@
 package dev.pubsubworker.core;
 
-import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
@@ -12,10 +12,11 @@ import org.slf4j.LoggerFactory;
  * {@code lock} and {@code mutex}.
  *
  * <p>A claim that fails in the store ({@link LockBackendException}) is retried up to {@code
- * retries} times with the same request, so with the same claim token, after a wait of {@code
- * backoff} doubled per retry. Retrying with the same token is safe: if the failed attempt was
- * written and only its response was lost, the retry re-affirms that claim instead of locking the
- * caller out until the lease lapses.
+ * retries} times with the same request, so with the same claim token, after each wait of {@code
+ * backoff} (the guard's: doubling, capped at {@link IdempotencyGuard#CLAIM_RETRY_BACKOFF_CAP}, no
+ * jitter). Retrying with the same token is safe: if the failed attempt was written and only its
+ * response was lost, the retry re-affirms that claim instead of locking the caller out until the
+ * lease lapses.
  *
  * <p>Thread-safe (stateless between calls).
  */
@@ -27,7 +28,7 @@ final class ClaimAttempts {
   private final Function<ClaimRequest, ClaimResult> claimVerb;
   private final GuardEvents events;
   private final int retries;
-  private final Duration backoff;
+  private final Backoff backoff;
   private final UnaryOperator<String> keyLogFormat;
 
   /**
@@ -38,7 +39,7 @@ final class ClaimAttempts {
       Function<ClaimRequest, ClaimResult> claimVerb,
       GuardEvents events,
       int retries,
-      Duration backoff,
+      Backoff backoff,
       UnaryOperator<String> keyLogFormat) {
     this.claimVerb = claimVerb;
     this.events = events;
@@ -87,7 +88,7 @@ final class ClaimAttempts {
             "claim failed for key {}; retrying with the same token",
             new KeyForLogs(request.key(), keyLogFormat));
         try {
-          Thread.sleep(backoff.toMillis() << Math.min(attempt, 10));
+          TimeUnit.NANOSECONDS.sleep(backoff.delay(attempt).toNanos());
         } catch (InterruptedException interrupted) {
           Thread.currentThread().interrupt();
           e.addSuppressed(interrupted);

@@ -59,11 +59,6 @@ final class HeartbeatSweep {
     live.remove(keeper);
   }
 
-  /** How many keepers are live (for tests). */
-  int liveCount() {
-    return live.size();
-  }
-
   /** Makes sure a sweep runs no later than {@code due}. */
   void sweepBy(Instant due) {
     Instant p = plannedAt;

@@ -58,6 +58,16 @@ import org.jspecify.annotations.Nullable;
  * an extension finds the fence stale, or the store cannot be reached until the lease runs out, the
  * {@link WorkContext} reports the lease lost (and the work's thread is interrupted if configured).
  *
+ * <h2>Group commit</h2>
+ *
+ * On a {@link BatchLockBackend}, concurrent claims (and the completes of {@code lock}) share round
+ * trips: a caller that finds fewer than {@link BatchLockBackend#maxConcurrentBatches()} calls of
+ * that verb in flight sends its own at once through the single verb, so a lone call pays no added
+ * latency; callers beyond that queue, and when a call ends the next of them sends the queue as one
+ * batch (up to {@link BatchLockBackend#maxBatchSize()} entries, distinct keys). Each entry keeps
+ * the single verb's semantics and the claim retry above; a round trip that fails as a whole fails
+ * every entry as the single verb would. {@link Builder#batching} turns it on or off.
+ *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see
  * {@link Builder#heartbeatScheduler}). {@link #close()} stops the heartbeat scheduler the guard
@@ -79,6 +89,15 @@ public final class IdempotencyGuard implements AutoCloseable {
 
   /** Default wait before the first claim retry (doubling after): 100 ms. */
   public static final Duration DEFAULT_CLAIM_RETRY_BACKOFF = Duration.ofMillis(100);
+
+  /**
+   * The longest wait between two claim retries, whatever {@link Builder#claimRetryBackoff} and
+   * {@link Builder#claimRetries}: 10 s. With the defaults (2 retries from 100 ms) a claim waits at
+   * most 0.3 s in all before its failure propagates; at the builder's limits (10 retries from 10 s)
+   * at most 100 s; 10 retries from the default 100 ms wait at most 42.7 s (0.1 + 0.2 + … + 6.4,
+   * then 10 s three times). The time of the claim calls themselves comes on top.
+   */
+  public static final Duration CLAIM_RETRY_BACKOFF_CAP = Duration.ofSeconds(10);
 
   private final LockBackend backend;
   private final CallOptions defaults;
@@ -174,8 +193,21 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
     this.batching = batching;
     this.claims =
-        new ClaimAttempts(claimVerb, events, b.claimRetries, b.claimRetryBackoff, b.keyLogFormat);
+        new ClaimAttempts(
+            claimVerb,
+            events,
+            b.claimRetries,
+            claimRetryBackoff(b.claimRetryBackoff),
+            b.keyLogFormat);
     this.run = new ClaimedRun(backend, clock, scheduler, events, settlement, b.keyLogFormat);
+  }
+
+  /**
+   * The claim retry's backoff: from {@code initial}, doubling, capped at {@link
+   * #CLAIM_RETRY_BACKOFF_CAP}, without jitter (each wait is exactly its ceiling).
+   */
+  static Backoff claimRetryBackoff(Duration initial) {
+    return Backoff.exponential(initial, CLAIM_RETRY_BACKOFF_CAP).withJitter(Backoff.Jitter.NONE);
   }
 
   /**
@@ -476,8 +508,10 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * The wait before the first claim retry, doubled for each further one. Default {@link
-     * #DEFAULT_CLAIM_RETRY_BACKOFF} (100 ms).
+     * The wait before the first claim retry, doubled for each further one up to {@link
+     * #CLAIM_RETRY_BACKOFF_CAP} (10 s), without jitter. Default {@link
+     * #DEFAULT_CLAIM_RETRY_BACKOFF} (100 ms). The longest a claim can wait in all is the sum of its
+     * retries' waits: 0.3 s with the defaults, 100 s at the limits (10 retries from 10 s).
      *
      * @throws IllegalArgumentException if negative or longer than 10 s
      */
@@ -501,8 +535,8 @@ public final class IdempotencyGuard implements AutoCloseable {
     }
 
     /**
-     * Whether to group concurrent claims and completes into batches (group commit, see the class
-     * documentation). Has an effect only on a {@link BatchLockBackend}. Default: on when the
+     * Whether to group concurrent claims and completes into batches (see "Group commit" in the
+     * class documentation). Has an effect only on a {@link BatchLockBackend}. Default: on when the
      * backend supports it and {@link BatchLockBackend#batchingByDefault()} says so (every shipped
      * store backend; not the in-memory one, whose verbs cost less than the hand-off).
      */

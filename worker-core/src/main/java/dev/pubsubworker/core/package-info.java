@@ -14,6 +14,11 @@
  *       forget, purge), and prove them with the contract suite in {@code worker-testkit}.
  * </ul>
  *
+ * <p>Both can use the small shared helpers: {@link dev.pubsubworker.core.Backoff} (the one capped
+ * exponential backoff, with none, full or equal jitter), {@link
+ * dev.pubsubworker.core.DurationChecks} (one wording for a bad duration setting) and {@link
+ * dev.pubsubworker.core.DurationText} (durations as a config writes them, for log lines).
+ *
  * <p>This package depends on the JDK and the SLF4J API only: no store driver, no Google library, no
  * dependency-injection framework.
  */

@@ -1,5 +1,6 @@
 package dev.pubsubworker.pubsub;
 
+import dev.pubsubworker.core.DurationText;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -210,7 +211,7 @@ final class KeyLines {
           "message {} waited {} (in-progress-max-wait) for key {}, still held by another claim"
               + " until {}; nacked for a later retry (attempt {})",
           d.message().messageId(),
-          maxWait,
+          DurationText.of(maxWait),
           key,
           heldUntil == null ? "?" : heldUntil,
           InboundMessages.attemptText(d.message()));
@@ -245,7 +246,7 @@ final class KeyLines {
           heldUntil == null ? "?" : heldUntil,
           d.message().messageId(),
           InboundMessages.attemptText(d.message()),
-          maxWait);
+          DurationText.of(maxWait));
     } else {
       log.debug(
           "key {} still held; message {} retries its claim in {}",
@@ -394,7 +395,7 @@ final class KeyLines {
               + " process; nacked for a later retry (attempt {})",
           p.delivery.message().messageId(),
           keyForLog(p.delivery),
-          maxWait,
+          DurationText.of(maxWait),
           InboundMessages.attemptText(p.delivery.message()));
     }
   }

@@ -1,5 +1,6 @@
 package dev.pubsubworker.pubsub;
 
+import dev.pubsubworker.core.Backoff;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
@@ -8,11 +9,13 @@ import org.jspecify.annotations.Nullable;
  * past the holder's lease expiry (plus jitter) nor past the delivery's {@code in-progress-max-wait}
  * deadline.
  *
- * <p>The delay before poll {@code n} (0-based) is {@code min(FIRST * 2^n, MAX_POLL)}, cut down to
- * the time until the holder's lease expires when that is known and sooner, plus a jitter of up to
- * {@link #JITTER_FLOOR} + 20% of that delay (so waiters of one key in several processes do not
- * retry in step), and finally cut down to the time left until the deadline. A lease that has
- * already lapsed gives a retry after the jitter alone. Pure and thread-safe.
+ * <p>The delay before poll {@code n} (0-based) is {@code min(FIRST * 2^n, MAX_POLL)} ({@link
+ * #POLLS}: the project's {@link Backoff}, without its jitter, since this one is added after the cut
+ * to the lease expiry), cut down to the time until the holder's lease expires when that is known
+ * and sooner, plus a jitter of up to {@link #JITTER_FLOOR} + 20% of that delay (so waiters of one
+ * key in several processes do not retry in step), and finally cut down to the time left until the
+ * deadline. A lease that has already lapsed gives a retry after the jitter alone. Pure and
+ * thread-safe.
  */
 final class ParkBackoff {
 
@@ -21,6 +24,9 @@ final class ParkBackoff {
 
   /** The longest wait between two retries of one parked delivery. */
   static final Duration MAX_POLL = Duration.ofSeconds(5);
+
+  /** The delays before jitter: {@link #FIRST} doubling per poll up to {@link #MAX_POLL}. */
+  static final Backoff POLLS = Backoff.exponential(FIRST, MAX_POLL).withJitter(Backoff.Jitter.NONE);
 
   /** The least jitter range added to every delay. */
   static final Duration JITTER_FLOOR = Duration.ofMillis(50);
@@ -46,8 +52,7 @@ final class ParkBackoff {
    */
   static Duration delay(
       int polls, @Nullable Duration untilLeaseExpiry, Duration untilDeadline, double random) {
-    long base = FIRST.toNanos() << Math.min(Math.max(polls, 0), 20);
-    base = Math.min(base, MAX_POLL.toNanos());
+    long base = POLLS.delay(Math.max(polls, 0)).toNanos();
     if (untilLeaseExpiry != null) {
       base = Math.min(base, Math.max(0, untilLeaseExpiry.toNanos()));
     }

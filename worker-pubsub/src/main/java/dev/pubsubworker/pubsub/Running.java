@@ -1,5 +1,6 @@
 package dev.pubsubworker.pubsub;
 
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.WorkContext;
 import java.time.Duration;
@@ -190,7 +191,7 @@ final class Running {
     if (releaser.isAlive()) {
       log.warn(
           "releasing abandoned claims took longer than {}; the rest lapse with their lease",
-          releaseBudget);
+          DurationText.of(releaseBudget));
     }
     for (Delivery d : stragglers) {
       interrupt(d);

@@ -92,7 +92,12 @@ class ParkingDispatcherTest {
     assertThat(waits).containsExactly(Duration.ofSeconds(3));
     assertThat(parked).hasValue(0);
     assertThat(store.inspect(holder.key()).orElseThrow().fence()).isEqualTo(2);
-    assertThat(infoLines()).as("one INFO line for the parked delivery").hasSize(1);
+    assertThat(infoLines())
+        .as("one INFO line for the parked delivery, its max wait written as the config writes it")
+        .singleElement()
+        .extracting(ILoggingEvent::getFormattedMessage)
+        .asString()
+        .endsWith("retried until the lease ends, for at most 2m");
     assertThat(warnings()).isEmpty();
   }
 
@@ -131,7 +136,7 @@ class ParkingDispatcherTest {
         .singleElement()
         .extracting(ILoggingEvent::getFormattedMessage)
         .asString()
-        .startsWith("message m-1 waited PT10S (in-progress-max-wait) for key orders:po-1");
+        .startsWith("message m-1 waited 10s (in-progress-max-wait) for key orders:po-1");
   }
 
   @Test

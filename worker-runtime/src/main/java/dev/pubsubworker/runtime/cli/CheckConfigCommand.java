@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.runtime.config.KnownSecrets;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
@@ -61,7 +62,7 @@ final class CheckConfigCommand implements Callable<Integer> {
                 .map(h -> "emulator at " + h)
                 .orElse("Google Cloud (ADC)"));
     out.println("lock store:   " + describeStore(settings));
-    out.println("shutdown:     grace " + settings.shutdownGrace());
+    out.println("shutdown:     grace " + DurationText.of(settings.shutdownGrace()));
     out.println("plugins:      " + (plugins.isEmpty() ? "none" : ""));
     for (LoadedPlugin p : plugins) {
       out.println(
@@ -76,8 +77,8 @@ final class CheckConfigCommand implements Callable<Integer> {
           s.handler(),
           s.guard().name().toLowerCase(java.util.Locale.ROOT),
           s.key().text(),
-          s.lease(),
-          s.ttl(),
+          DurationText.of(s.lease()),
+          DurationText.of(s.ttl()),
           s.exactlyOnce().name().toLowerCase(java.util.Locale.ROOT));
       out.println("    after a crash: messages run again " + CrashRecovery.of(s).describe());
     }

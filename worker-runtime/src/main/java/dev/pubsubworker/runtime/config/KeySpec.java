@@ -19,7 +19,8 @@ import java.util.Optional;
  * </ul>
  *
  * A key that cannot be resolved (a named attribute missing or empty) makes the message unkeyed: the
- * runtime nacks it unless the subscription allows unguarded runs.
+ * runtime dead-letters it (nacks it only without a dead-letter topic) unless the subscription
+ * allows unguarded runs.
  */
 public sealed interface KeySpec permits KeySpec.MessageId, KeySpec.Attribute, KeySpec.Template {
 

@@ -6,6 +6,7 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigOrigin;
 import com.typesafe.config.ConfigValue;
 import com.typesafe.config.ConfigValueType;
+import dev.pubsubworker.core.DurationText;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -104,14 +105,6 @@ final class SettingsReader {
     }
   }
 
-  int positiveInt(String key) {
-    return intInRange(key, 1, Integer.MAX_VALUE);
-  }
-
-  int positiveIntOrZero(String key) {
-    return intInRange(key, 0, Integer.MAX_VALUE);
-  }
-
   /**
    * A whole number in {@code min..max}; out of range, a fraction ({@code 2.5}, which Typesafe
    * Config would truncate to 2) or not a number is a problem.
@@ -207,7 +200,8 @@ final class SettingsReader {
     try {
       Duration value = config.getDuration(quote(key));
       if (value.compareTo(max) > 0) {
-        problem(key, "must be at most " + human(max) + ", but was '" + unwrapped(raw) + "'");
+        problem(
+            key, "must be at most " + DurationText.of(max) + ", but was '" + unwrapped(raw) + "'");
         return max;
       }
       if (value.compareTo(min) < 0) {
@@ -215,7 +209,9 @@ final class SettingsReader {
             key,
             (min.equals(Duration.ofNanos(1))
                     ? "must be a positive duration"
-                    : min.isZero() ? "must not be negative" : "must be at least " + human(min))
+                    : min.isZero()
+                        ? "must not be negative"
+                        : "must be at least " + DurationText.of(min))
                 + ", but was '"
                 + unwrapped(raw)
                 + "'");
@@ -226,27 +222,6 @@ final class SettingsReader {
       problem(key, describe(key, e, "a duration such as 30s, 5m or 24h"));
       return min.compareTo(Duration.ofSeconds(1)) > 0 ? min : Duration.ofSeconds(1);
     }
-  }
-
-  /** A duration the way the config writes it: {@code 1s}, {@code 250ms}, {@code 10m}. */
-  static String human(Duration d) {
-    if (d.getNano() % 1_000_000 != 0 || d.isZero()) {
-      return d.toNanos() + "ns";
-    }
-    if (d.getNano() == 0 && d.getSeconds() % 86_400 == 0 && d.getSeconds() >= 2 * 86_400) {
-      return d.getSeconds() / 86_400 + "d";
-    }
-    long ms = d.toMillis();
-    if (ms % 3_600_000 == 0) {
-      return ms / 3_600_000 + "h";
-    }
-    if (ms % 60_000 == 0) {
-      return ms / 60_000 + "m";
-    }
-    if (ms % 1_000 == 0) {
-      return ms / 1_000 + "s";
-    }
-    return ms + "ms";
   }
 
   /** A number with a fractional part ({@code 2.5}, {@code "2.5"}); {@code 2.0} is whole. */

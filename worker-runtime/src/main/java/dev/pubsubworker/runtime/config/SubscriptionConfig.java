@@ -22,7 +22,9 @@ import java.util.Optional;
  * @param lease the claim's lease
  * @param ttl the duplicate-suppression window
  * @param heartbeat whether leases are extended while the handler runs
- * @param allowUnguarded whether an unkeyed message runs without a guard (else it is nacked)
+ * @param allowUnguarded whether an unkeyed message (no key, or one the lock store refuses) runs
+ *     without a guard; else it is dead-lettered and acked, the handler never runs (nacked with an
+ *     ERROR only when no dead-letter topic is configured anywhere)
  * @param fingerprint whether a SHA-256 of the payload is stored and compared
  * @param fingerprintMismatch what a differing fingerprint does
  * @param transactional whether the handler runs in the SQL store's DONE transaction

@@ -5,6 +5,7 @@ import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.FingerprintPolicy;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -37,7 +39,8 @@ import java.util.regex.Pattern;
  * @param lockStore the lock store and its settings
  * @param observability the metrics and health server
  * @param logging the log format
- * @param subscriptions the subscriptions by id, in config order
+ * @param subscriptions the subscriptions by id, iterating in the order they appear in the config
+ *     (an unmodifiable copy that keeps the given map's order)
  * @param plugins the raw {@code plugins} subtree: each plugin's settings under its name
  * @param source the whole config the settings were read from
  */
@@ -56,6 +59,11 @@ public record WorkerConfig(
 
   /** The namespace of every setting. */
   public static final String ROOT = "pubsub-worker";
+
+  /** Keeps the subscriptions' order: {@code Map.copyOf} would not. */
+  public WorkerConfig {
+    subscriptions = Collections.unmodifiableMap(new LinkedHashMap<>(subscriptions));
+  }
 
   private static final Pattern KEY_NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,100}");
 
@@ -154,6 +162,40 @@ public record WorkerConfig(
     } catch (ConfigException e) {
       throw new InvalidConfigException(List.of(fromParseError(e)));
     }
+    return checkRootsThenLoad(own, parsed, loader);
+  }
+
+  /**
+   * Loads the settings when no file was named, by the standard Typesafe Config lookup, with the
+   * same checks as {@link #loadFile}: the file of {@code -Dconfig.file} is read exactly as {@link
+   * #loadFile} reads a file; otherwise the application config ({@code -Dconfig.resource}, {@code
+   * -Dconfig.url}, or {@code application.conf} on the class path) has its top-level keys checked
+   * the same way before the settings are read.
+   *
+   * @throws InvalidConfigException if the config cannot be read or parsed or the settings are
+   *     invalid
+   */
+  public static WorkerConfig loadDefault(ClassLoader loader) {
+    String file = System.getProperty("config.file");
+    if (file != null) {
+      return loadFile(Path.of(file), loader);
+    }
+    Config own;
+    Config parsed;
+    try {
+      ConfigFactory.invalidateCaches();
+      own = ConfigFactory.defaultApplication(loader);
+      parsed = ConfigFactory.load(loader, own);
+    } catch (ConfigException e) {
+      throw new InvalidConfigException(
+          List.of(
+              new ConfigProblem(
+                  "config", e.getMessage(), e.origin() == null ? "" : e.origin().description())));
+    }
+    return checkRootsThenLoad(own, parsed, loader);
+  }
+
+  private static WorkerConfig checkRootsThenLoad(Config own, Config parsed, ClassLoader loader) {
     // A misplaced root hides every setting under it: report that alone, not its consequences
     // ("project-id is required", ...).
     KnownSecrets.configure(parsed);
@@ -306,7 +348,7 @@ public record WorkerConfig(
       obs.problem(
           "lock-store-stale-after",
           "must be longer than lock-store-probe-interval ("
-              + SettingsReader.human(observability.lockStoreProbeInterval())
+              + DurationText.of(observability.lockStoreProbeInterval())
               + "), or readiness fails between two good probes");
     }
     obs.rejectUnknown();
@@ -381,7 +423,7 @@ public record WorkerConfig(
         lockStore,
         observability,
         logging,
-        Map.copyOf(subscriptions),
+        subscriptions,
         plugins,
         config);
   }
@@ -415,11 +457,7 @@ public record WorkerConfig(
 
   /** The subscriptions in the order they appear in the config. */
   public List<SubscriptionConfig> orderedSubscriptions() {
-    List<SubscriptionConfig> ordered = new ArrayList<>();
-    for (String id : orderedKeys(source.getConfig(ROOT + ".subscriptions"))) {
-      ordered.add(subscriptions.get(id));
-    }
-    return ordered;
+    return List.copyOf(subscriptions.values());
   }
 
   /** The settings of plugin {@code name} ({@code pubsub-worker.plugins.NAME}), empty if none. */
@@ -467,9 +505,9 @@ public record WorkerConfig(
       // One extension would outlast the time the client may extend in all.
       r.problemOnAny(
           "max-ack-extension ("
-              + SettingsReader.human(maxAck)
+              + DurationText.of(maxAck)
               + ") must be at least min-ack-extension ("
-              + SettingsReader.human(minAck)
+              + DurationText.of(minAck)
               + "), the shortest single extension the client asks for",
           "max-ack-extension",
           "min-ack-extension");
@@ -488,9 +526,9 @@ public record WorkerConfig(
       r.problem(
           "max-ack-extension-per-call",
           "must be at least min-ack-extension ("
-              + SettingsReader.human(minAck)
+              + DurationText.of(minAck)
               + "), but was "
-              + SettingsReader.human(maxAckPerCall));
+              + DurationText.of(maxAckPerCall));
     } else if (maxAckPerCall.equals(minAck)
         && minAck.compareTo(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION) > 0) {
       // The client refuses a minimum equal to the maximum, so the worker then sets the maximum
@@ -499,9 +537,9 @@ public record WorkerConfig(
       r.problem(
           "max-ack-extension-per-call",
           "must be above min-ack-extension when that is above "
-              + SettingsReader.human(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
+              + DurationText.of(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
               + " (the client library refuses equal bounds there), but both were "
-              + SettingsReader.human(minAck));
+              + DurationText.of(minAck));
     }
     List<String> poisonExceptions = r.stringList("poison-exceptions");
     for (String className : poisonExceptions) {
@@ -524,9 +562,9 @@ public record WorkerConfig(
       r.problem(
           "in-progress-max-wait",
           "must be at most max-ack-extension ("
-              + SettingsReader.human(maxAck)
+              + DurationText.of(maxAck)
               + "), which bounds how long the client keeps a parked message, but was "
-              + SettingsReader.human(inProgressMaxWait));
+              + DurationText.of(inProgressMaxWait));
     }
     r.skip("name");
     r.skip("handler");
@@ -660,7 +698,7 @@ public record WorkerConfig(
       sql.problem(
           "socket-timeout",
           "must be at least statement-timeout ("
-              + SettingsReader.human(sqlConfig.statementTimeout())
+              + DurationText.of(sqlConfig.statementTimeout())
               + "), or a slow statement loses its connection instead of being cancelled");
     }
     sql.rejectUnknown();
@@ -729,9 +767,9 @@ public record WorkerConfig(
     if (s.guard() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
       r.problemOnAny(
           "ttl ("
-              + SettingsReader.human(s.ttl())
+              + DurationText.of(s.ttl())
               + ") must be at least the lease ("
-              + SettingsReader.human(s.lease())
+              + DurationText.of(s.lease())
               + ") with guard = lock, or a duplicate that waited out a holder's lease runs again",
           "ttl",
           "lease",
@@ -745,12 +783,12 @@ public record WorkerConfig(
       if (timeout.multipliedBy(3).compareTo(s.lease().multipliedBy(2)) >= 0) {
         r.problemOnAny(
             "lease "
-                + SettingsReader.human(s.lease())
+                + DurationText.of(s.lease())
                 + " is too short for the heartbeat: an extension sent every lease/3 may take up to"
                 + " lock-store.redis.command-timeout ("
-                + SettingsReader.human(timeout)
+                + DurationText.of(timeout)
                 + ") and must land before the lease lapses; use a lease above "
-                + SettingsReader.human(timeout.multipliedBy(3).dividedBy(2)),
+                + DurationText.of(timeout.multipliedBy(3).dividedBy(2)),
             "lease",
             "heartbeat",
             "guard");
@@ -765,9 +803,9 @@ public record WorkerConfig(
       obs.problem(
           "handler-stuck-after",
           "must be 0s (off) or at least "
-              + SettingsReader.human(MIN_STUCK_AFTER)
+              + DurationText.of(MIN_STUCK_AFTER)
               + ", but was "
-              + SettingsReader.human(d));
+              + DurationText.of(d));
       return Duration.ZERO;
     }
     return d;

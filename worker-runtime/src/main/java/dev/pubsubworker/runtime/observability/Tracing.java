@@ -78,13 +78,11 @@ public final class Tracing implements DispatchListener, AutoCloseable {
         }
       };
 
-  private final OpenTelemetry openTelemetry;
   private final SdkTracerProvider provider;
   private final Tracer tracer;
   private final String projectId;
 
   private Tracing(OpenTelemetry openTelemetry, SdkTracerProvider provider, String projectId) {
-    this.openTelemetry = openTelemetry;
     this.provider = provider;
     this.tracer = openTelemetry.getTracer(INSTRUMENTATION);
     this.projectId = projectId;
@@ -130,11 +128,6 @@ public final class Tracing implements DispatchListener, AutoCloseable {
             .build();
     OpenTelemetry otel = OpenTelemetrySdk.builder().setTracerProvider(provider).build();
     return new Tracing(otel, provider, projectId);
-  }
-
-  /** The OpenTelemetry instance the spans come from (a no-op one when nothing is exported). */
-  public OpenTelemetry openTelemetry() {
-    return openTelemetry;
   }
 
   @Override

@@ -4,6 +4,7 @@ import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.TopicName;
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.pubsub.DeadLetterPublisher;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -113,7 +114,10 @@ final class DeadLetterPublishers {
         p.shutdown();
         long left = Math.max(0, ends - System.nanoTime());
         if (!p.awaitTermination(left, TimeUnit.NANOSECONDS)) {
-          log.warn("the dead-letter publisher of {} did not stop within {}", e.getKey(), timeout);
+          log.warn(
+              "the dead-letter publisher of {} did not stop within {}",
+              e.getKey(),
+              DurationText.of(timeout));
         }
       } catch (InterruptedException ie) {
         Thread.currentThread().interrupt();

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.pubsub.Outcome;
@@ -309,7 +310,7 @@ public final class SubscriptionSet {
         log.warn(
             "subscriber of {} did not stop within {} of the grace",
             r.config().id(),
-            TERMINATION_BUDGET);
+            DurationText.of(TERMINATION_BUDGET));
       }
     }
     parkTimer.shutdownNow();

@@ -13,6 +13,7 @@ import com.google.inject.TypeLiteral;
 import com.google.inject.spi.ErrorDetail;
 import com.google.inject.spi.Message;
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.core.LockBackend;
@@ -337,7 +338,7 @@ public final class Worker {
       if (subs != null) {
         log.info(
             "stopping: no delivery starts from now on; running handlers get up to {}",
-            config.shutdownGrace());
+            DurationText.of(config.shutdownGrace()));
         SubscriptionSet.StopSummary s = subs.stop(config.shutdownGrace());
         log.info(
             "worker stopped: {} handler(s) were running at the stop, {} finished within the grace,"

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.typesafe.config.ConfigFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -99,6 +100,40 @@ class CheckConfigCommandTest {
                 + file
                 + ":6)")
         .doesNotContain("\tat ");
+  }
+
+  @Test
+  void a_misspelled_root_is_refused_alike_from_config_and_from_the_config_file_property()
+      throws IOException {
+    Path file =
+        write(
+            """
+            pubsub-wroker {
+              project-id = shop
+              subscriptions { orders { handler = orders } }
+            }
+            """);
+    String expected =
+        "pubsub-wroker: unknown setting; did you mean 'pubsub-worker'? (" + file + ":1)";
+    CliRun flag = CliRun.of("check-config", "--config", file.toString());
+    assertThat(flag.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(flag.err()).contains(expected).doesNotContain("project-id");
+
+    String previous = System.getProperty("config.file");
+    System.setProperty("config.file", file.toString());
+    CliRun property;
+    try {
+      property = CliRun.of("check-config");
+    } finally {
+      if (previous == null) {
+        System.clearProperty("config.file");
+      } else {
+        System.setProperty("config.file", previous);
+      }
+      ConfigFactory.invalidateCaches();
+    }
+    assertThat(property.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(property.err()).isEqualTo(flag.err());
   }
 
   @Test

@@ -53,7 +53,7 @@ class CheckConfigCrashRecoveryTest {
     assertThat(run.out())
         .contains(
             """
-              orders: orders -> handler orders, guard lock, key message-id, lease PT20S, ttl PT24H, exactly-once auto
+              orders: orders -> handler orders, guard lock, key message-id, lease 20s, ttl 24h, exactly-once auto
                 after a crash: messages run again within 61.05s = max(ack deadline 60s, lease 20s) + claim retry 1.05s; stream ack deadline 60s, extensions 10s..60s, 60s with exactly-once
             """)
         .contains(

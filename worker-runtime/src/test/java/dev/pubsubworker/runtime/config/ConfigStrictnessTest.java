@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -306,6 +307,59 @@ class ConfigStrictnessTest {
     assertThat(problems)
         .containsExactly(
             "pubsub-workr: unknown setting; did you mean 'pubsub-worker'? (typo.conf:1)");
+  }
+
+  @Test
+  void a_misspelled_root_is_reported_the_same_when_the_file_comes_from_config_file()
+      throws IOException {
+    Path file = dir.resolve("typo.conf");
+    Files.writeString(
+        file,
+        """
+        pubsub-workr {
+          project-id = p
+          subscriptions { orders { handler = orders } }
+        }
+        """);
+    assertThat(withSystemProperty("config.file", file.toString(), this::defaultProblems))
+        .containsExactly(
+            "pubsub-workr: unknown setting; did you mean 'pubsub-worker'? (typo.conf:1)");
+  }
+
+  @Test
+  void a_misspelled_root_is_reported_the_same_in_an_application_config_resource() {
+    assertThat(
+            withSystemProperty(
+                "config.resource", "config-strictness/typo-root.conf", this::defaultProblems))
+        .singleElement()
+        .asString()
+        .startsWith("pubsub-workr: unknown setting; did you mean 'pubsub-worker'? (")
+        .contains("typo-root.conf");
+  }
+
+  /** The problems {@link WorkerConfig#loadDefault} reports (none if it loads). */
+  private List<String> defaultProblems() {
+    try {
+      WorkerConfig.loadDefault(getClass().getClassLoader());
+    } catch (InvalidConfigException e) {
+      return e.problems().stream().map(p -> p.toString().replace(dir + "/", "")).toList();
+    }
+    return List.of();
+  }
+
+  private static <T> T withSystemProperty(String name, String value, Supplier<T> body) {
+    String previous = System.getProperty(name);
+    System.setProperty(name, value);
+    try {
+      return body.get();
+    } finally {
+      if (previous == null) {
+        System.clearProperty(name);
+      } else {
+        System.setProperty(name, previous);
+      }
+      ConfigFactory.invalidateCaches();
+    }
   }
 
   @Test

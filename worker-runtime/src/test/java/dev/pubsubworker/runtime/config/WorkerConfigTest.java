@@ -117,6 +117,29 @@ class WorkerConfigTest {
   }
 
   @Test
+  void subscriptions_keep_the_order_they_appear_in_the_config() throws IOException {
+    WorkerConfig c =
+        load(
+            """
+            pubsub-worker {
+              project-id = p
+              subscriptions {
+                zeta { handler = h }
+                alpha { handler = h }
+                mid { handler = h }
+                beta { handler = h }
+              }
+            }
+            """);
+    assertThat(c.subscriptions().keySet()).containsExactly("zeta", "alpha", "mid", "beta");
+    assertThat(c.orderedSubscriptions())
+        .extracting(SubscriptionConfig::id)
+        .containsExactly("zeta", "alpha", "mid", "beta");
+    assertThatThrownBy(() -> c.subscriptions().clear())
+        .isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @Test
   void a_key_namespace_with_a_colon_is_refused_so_stored_keys_stay_unambiguous()
       throws IOException {
     assertThat(

@@ -12,17 +12,17 @@ import com.google.cloud.datastore.Transaction;
 import com.google.cloud.http.HttpTransportOptions;
 import com.google.datastore.v1.TransactionOptions;
 import com.google.protobuf.ByteString;
+import dev.pubsubworker.core.Backoff;
 import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import java.time.Clock;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -47,8 +47,7 @@ final class DatastoreTransactions {
   private final Clock clock;
   private final String where;
   private final int maxAttempts;
-  private final Duration initialBackoff;
-  private final Duration maxBackoff;
+  private final Backoff backoff;
   private final RpcCounters rpcs = new RpcCounters();
   private final ReentrantLock[] stripes = new ReentrantLock[KEY_STRIPES];
 
@@ -60,8 +59,7 @@ final class DatastoreTransactions {
     this.clock = settings.clock();
     this.where = where;
     this.maxAttempts = settings.maxAttempts();
-    this.initialBackoff = settings.initialBackoff();
-    this.maxBackoff = settings.maxBackoff();
+    this.backoff = retryBackoff(settings);
     for (int i = 0; i < KEY_STRIPES; i++) {
       stripes[i] = new ReentrantLock();
     }
@@ -344,16 +342,24 @@ final class DatastoreTransactions {
     }
   }
 
+  /**
+   * The wait between two attempts of a transaction: from the settings' initial backoff, doubling,
+   * capped at their max backoff, with equal jitter (uniform between half the ceiling and the
+   * ceiling), so that transactions that aborted each other do not retry in step.
+   */
+  static Backoff retryBackoff(DatastoreLockSettings settings) {
+    return Backoff.exponential(settings.initialBackoff(), settings.maxBackoff())
+        .withJitter(Backoff.Jitter.EQUAL);
+  }
+
+  /** Waits before the attempt after {@code attempt} (1 for the first attempt). */
   private void backoff(String verb, int attempt, RuntimeException last) {
-    long cap = maxBackoff.toMillis();
-    long base = initialBackoff.toMillis();
-    long exp = attempt >= 31 ? cap : Math.min(cap, base << (attempt - 1));
-    long delay = exp <= 1 ? exp : ThreadLocalRandom.current().nextLong(exp / 2, exp + 1);
+    long delay = backoff.delay(attempt - 1).toNanos();
     if (delay == 0) {
       return;
     }
     try {
-      Thread.sleep(delay);
+      TimeUnit.NANOSECONDS.sleep(delay);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       LockBackendException interrupted =

@@ -3,6 +3,7 @@ package dev.pubsubworker.backend.datastore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pubsubworker.core.Backoff;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,29 @@ class DatastoreLockSettingsTest {
     assertThat(s.emulatorHost()).isEmpty();
     assertThat(s.credentials()).isEmpty();
     assertThat(s.indexExpiresAt()).isTrue();
+  }
+
+  @Test
+  void the_retry_backoff_doubles_to_the_max_with_equal_jitter() {
+    Backoff b = DatastoreTransactions.retryBackoff(builder(Map.of()).build());
+    assertThat(b.jitter()).isEqualTo(Backoff.Jitter.EQUAL);
+    assertThat(b.ceiling(0)).isEqualTo(DatastoreLockSettings.DEFAULT_INITIAL_BACKOFF);
+    assertThat(b.ceiling(1)).isEqualTo(Duration.ofMillis(40));
+    assertThat(b.ceiling(6)).isEqualTo(DatastoreLockSettings.DEFAULT_MAX_BACKOFF);
+    assertThat(b.ceiling(99)).isEqualTo(DatastoreLockSettings.DEFAULT_MAX_BACKOFF);
+    // Each wait is between half the ceiling and the ceiling.
+    assertThat(b.withRandom(() -> 0).delay(1)).isEqualTo(Duration.ofMillis(20));
+    assertThat(b.withRandom(() -> Math.nextDown(1.0)).delay(1))
+        .isLessThan(Duration.ofMillis(40))
+        .isGreaterThan(Duration.ofMillis(39));
+    Backoff custom =
+        DatastoreTransactions.retryBackoff(
+            builder(Map.of())
+                .initialBackoff(Duration.ofMillis(5))
+                .maxBackoff(Duration.ofMillis(7))
+                .build());
+    assertThat(custom.ceiling(0)).isEqualTo(Duration.ofMillis(5));
+    assertThat(custom.ceiling(1)).isEqualTo(Duration.ofMillis(7));
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.sql;
 
+import dev.pubsubworker.core.Backoff;
 import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
@@ -9,11 +10,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -36,6 +36,15 @@ final class LockTable {
    * supported drivers only set a socket option).
    */
   private static final Executor DIRECT = Runnable::run;
+
+  /**
+   * The wait before retrying a verb after a transient error: full jitter (uniform below the
+   * ceiling) under a ceiling of 10 ms doubling per retry up to 640 ms, so that two verbs that
+   * deadlocked each other do not collide again in step.
+   */
+  static final Backoff TRANSIENT_RETRY_BACKOFF =
+      Backoff.exponential(Duration.ofMillis(10), Duration.ofMillis(640))
+          .withJitter(Backoff.Jitter.FULL);
 
   /** One SQL step of a verb, on a borrowed connection in auto-commit mode. */
   @FunctionalInterface
@@ -344,9 +353,7 @@ final class LockTable {
   }
 
   private static void pause(int attempt) {
-    long maxMillis = 10L << Math.min(attempt, 6);
-    LockSupport.parkNanos(
-        TimeUnit.MILLISECONDS.toNanos(ThreadLocalRandom.current().nextLong(1, maxMillis + 1)));
+    LockSupport.parkNanos(TRANSIENT_RETRY_BACKOFF.delay(attempt).toNanos());
   }
 
   private static void createTable(Connection c, SqlDialect dialect, String table)

@@ -260,7 +260,8 @@ public final class SqlLockSettings {
 
     /**
      * How often a verb is retried, inside the call, after a transient store error (serialization
-     * failure, deadlock, lock timeout) before it throws. Default {@value
+     * failure, deadlock, lock timeout) before it throws. Each retry waits a random time below a
+     * ceiling of 10 ms that doubles per retry up to 640 ms (full jitter). Default {@value
      * #DEFAULT_TRANSIENT_RETRIES}.
      *
      * @throws IllegalArgumentException if negative or above {@value #MAX_TRANSIENT_RETRIES}

@@ -3,6 +3,7 @@ package dev.pubsubworker.backend.sql;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pubsubworker.core.Backoff;
 import java.time.Duration;
 import java.util.List;
 import javax.sql.DataSource;
@@ -11,6 +12,22 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 class SqlLockSettingsTest {
+
+  @Test
+  @DisplayName("a transient retry waits below 10 ms doubling to 640 ms, with full jitter")
+  void transient_retry_backoff_keeps_its_bounds() {
+    Backoff b = LockTable.TRANSIENT_RETRY_BACKOFF;
+    assertThat(b.jitter()).isEqualTo(Backoff.Jitter.FULL);
+    assertThat(b.ceiling(0)).isEqualTo(Duration.ofMillis(10));
+    assertThat(b.ceiling(1)).isEqualTo(Duration.ofMillis(20));
+    assertThat(b.ceiling(6)).isEqualTo(Duration.ofMillis(640));
+    assertThat(b.ceiling(MAX_RETRIES)).isEqualTo(Duration.ofMillis(640));
+    assertThat(b.withRandom(() -> 0.5).delay(2)).isEqualTo(Duration.ofMillis(20));
+    // The most a verb can wait in all at the settings' limit of retries.
+    assertThat(b.maxTotal(MAX_RETRIES)).isEqualTo(Duration.ofMillis(10 * 127 + 640 * 3));
+  }
+
+  private static final int MAX_RETRIES = SqlLockSettings.MAX_TRANSIENT_RETRIES;
 
   @Test
   @DisplayName(

@@ -32,9 +32,4 @@ public final class OrderLedger implements OrderSink {
   public int totalPlacements() {
     return placements.values().stream().mapToInt(AtomicInteger::get).sum();
   }
-
-  /** How many orders were placed more than once. */
-  public int doubled() {
-    return (int) placements.values().stream().filter(n -> n.get() > 1).count();
-  }
 }
