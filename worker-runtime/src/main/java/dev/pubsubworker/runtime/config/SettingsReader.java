@@ -254,8 +254,8 @@ final class SettingsReader {
   /** Reads an enum written in kebab case ({@code in-memory} for {@code IN_MEMORY}). */
   <E extends Enum<E>> E choice(String key, Class<E> type, E fallback) {
     String raw = string(key);
-    if (raw.isEmpty() && !config.hasPath(quote(key))) {
-      return fallback;
+    if (failed(key) || (raw.isEmpty() && !config.hasPath(quote(key)))) {
+      return fallback; // not a string (a list, an object): that is the one problem
     }
     for (E e : type.getEnumConstants()) {
       if (kebab(e).equals(raw)) {

@@ -253,6 +253,23 @@ class WorkerConfigTest {
   }
 
   @Test
+  void a_choice_that_is_not_a_string_is_one_problem() throws IOException {
+    assertThat(
+            problems(
+                """
+                pubsub-worker {
+                  project-id = p
+                  lock-store.type = [sql]
+                  subscriptions { a { handler = h, guard = { x = 1 } } }
+                }
+                """))
+        .hasSize(2)
+        .anySatisfy(p -> assertThat(p).startsWith("pubsub-worker.lock-store.type: "))
+        .anySatisfy(p -> assertThat(p).startsWith("pubsub-worker.subscriptions.a.guard: "))
+        .noneMatch(p -> p.contains("must be one of"));
+  }
+
+  @Test
   void two_entries_on_one_subscription_are_an_error() throws IOException {
     assertThat(
             problems(
