@@ -1,6 +1,7 @@
 package dev.pubsubworker.pubsub;
 
 import com.google.protobuf.ByteString;
+import com.google.pubsub.v1.ProjectSubscriptionName;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.api.InboundMessage;
 import java.net.InetAddress;
@@ -170,14 +171,10 @@ final class DeadLetters {
     added.put(DeadLetterAttributes.WORKER_ID, workerId);
     added.put(DeadLetterAttributes.DEAD_LETTERED_AT, clock.instant().toString());
     // Pub/Sub's own forwarding names, for what this receiver truly knows.
-    String[] path = subscriptionPath.split("/", -1);
-    if (path.length == 4
-        && path[0].equals("projects")
-        && path[2].equals("subscriptions")
-        && !path[1].isEmpty()
-        && !path[3].isEmpty()) {
-      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION, path[3]);
-      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, path[1]);
+    if (ProjectSubscriptionName.isParsableFrom(subscriptionPath)) {
+      ProjectSubscriptionName path = ProjectSubscriptionName.parse(subscriptionPath);
+      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION, path.getSubscription());
+      added.put(DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, path.getProject());
     }
     if (message.deliveryAttempt() > 0) {
       added.put(

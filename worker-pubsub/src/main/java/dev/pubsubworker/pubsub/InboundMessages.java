@@ -5,8 +5,12 @@ import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.api.InboundMessage;
 import java.time.Instant;
 
-/** The handler's view of a received {@link PubsubMessage}, and how log lines name its attempt. */
-final class InboundMessages {
+/**
+ * The handler's view of a received {@link PubsubMessage}, and how log lines name its attempt. The
+ * one conversion the engine uses, public so that code that hands a message to the engine's keys
+ * outside a delivery (a redrive's dry run) sees the message exactly as a handler would.
+ */
+public final class InboundMessages {
 
   private InboundMessages() {}
 
@@ -15,7 +19,7 @@ final class InboundMessages {
    * bytes and attribute map. The delivery attempt is 0 when Pub/Sub does not report it (it does
    * only on subscriptions with a dead-letter policy).
    */
-  static InboundMessage of(PubsubMessage m) {
+  public static InboundMessage of(PubsubMessage m) {
     Integer attempt = Subscriber.getDeliveryAttempt(m);
     return new InboundMessage(
         m.getMessageId(),

@@ -12,7 +12,6 @@ import com.google.pubsub.v1.ModifyAckDeadlineRequest;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.PullRequest;
 import com.google.pubsub.v1.ReceivedMessage;
-import dev.pubsubworker.api.InboundMessage;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.InvalidLockRecordException;
@@ -23,6 +22,7 @@ import dev.pubsubworker.pubsub.DeadLetterAttributes;
 import dev.pubsubworker.pubsub.DeadLetterPublisher;
 import dev.pubsubworker.pubsub.DeliveryObserver;
 import dev.pubsubworker.pubsub.GuardedReceiver;
+import dev.pubsubworker.pubsub.InboundMessages;
 import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.GuardMode;
@@ -33,7 +33,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -354,7 +353,7 @@ public final class DeadLetterRedrive {
     String project =
         letter.getAttributesOrDefault(
             DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, config.projectId());
-    return Optional.of("projects/" + project + "/subscriptions/" + id);
+    return Optional.of(SubscriptionProbe.path(project, id));
   }
 
   /** What a run would do with {@code original}, from its key's record; changes nothing. */
@@ -367,17 +366,7 @@ public final class DeadLetterRedrive {
       return;
     }
     Optional<String> key =
-        SubscriptionReceivers.key(subscription)
-            .resolve(
-                new InboundMessage(
-                    original.getMessageId(),
-                    original.getData().asReadOnlyByteBuffer(),
-                    original.getAttributesMap(),
-                    original.getOrderingKey(),
-                    Instant.ofEpochSecond(
-                        original.getPublishTime().getSeconds(),
-                        original.getPublishTime().getNanos()),
-                    0));
+        SubscriptionReceivers.key(subscription).resolve(InboundMessages.of(original));
     if (key.isEmpty()) {
       if (subscription.allowUnguarded()) {
         counts.redriven++;
