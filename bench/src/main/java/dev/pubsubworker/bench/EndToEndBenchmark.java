@@ -42,7 +42,6 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
@@ -52,6 +51,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The same backlog drained from Pub/Sub by a bare {@link Subscriber} that only acks and by the
@@ -143,40 +144,61 @@ public final class EndToEndBenchmark {
   }
 
   /** Runs the benchmark; see the class comment. */
-  public static void main(String[] args) throws Exception {
+  @Command(
+      name = "EndToEndBenchmark",
+      description = "The worker end to end against a bare subscriber, by lock store.")
+  static final class Options {
+    @picocli.CommandLine.Mixin BenchOptions.Help help;
+
+    @Option(names = "--messages", description = "Messages per round (default 50000).")
     int messages = 50_000;
-    Integer warmUp = null;
+
+    @Option(names = "--warm-up", description = "Warm-up messages (default twice --messages).")
+    Integer warmUp;
+
+    @Option(names = "--rounds", description = "Interleaved rounds (default 3).")
     int rounds = 3;
+
+    @Option(names = "--streams", description = "Streaming pulls per subscriber (default 4).")
     int streams = 4;
+
+    @Option(names = "--threads", description = "Handler threads per subscriber (default 5).")
     int threads = 5;
-    String pubsub = null;
-    boolean cpuByThread = false;
+
+    @Option(
+        names = "--pubsub",
+        description = "A Pub/Sub server as HOST:PORT (default: one embedded in this JVM).")
+    String pubsub;
+
+    @Option(names = "--cpu-by-thread", description = "Print CPU time by thread group.")
+    boolean cpuByThread;
+
+    @Option(
+        names = "--variants",
+        split = ",",
+        converter = VariantConverter.class,
+        description = "Which to run (default all): bare, none, in-memory, redis, postgresql.")
     List<Variant> variants = List.of(Variant.values());
-    try {
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--messages" -> messages = Integer.parseInt(args[++i]);
-          case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-          case "--warm-up" -> warmUp = Integer.parseInt(args[++i]);
-          case "--streams" -> streams = Integer.parseInt(args[++i]);
-          case "--threads" -> threads = Integer.parseInt(args[++i]);
-          case "--pubsub" -> pubsub = args[++i];
-          case "--cpu-by-thread" -> cpuByThread = true;
-          case "--variants" ->
-              variants = Arrays.stream(args[++i].split(",")).map(Variant::of).toList();
-          default ->
-              throw new IllegalArgumentException(
-                  "unknown argument '"
-                      + args[i]
-                      + "' (expected --messages N, --rounds R, --warm-up N, --streams S,"
-                      + " --threads T, --variants LIST, --pubsub HOST:PORT, --cpu-by-thread)");
-        }
-      }
-    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
-      System.err.println("EndToEndBenchmark: " + e.getMessage());
-      System.exit(2);
-      return;
+  }
+
+  /** {@link Variant#of}, for picocli. */
+  static final class VariantConverter implements picocli.CommandLine.ITypeConverter<Variant> {
+    @Override
+    public Variant convert(String value) {
+      return Variant.of(value);
     }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = BenchOptions.parseOrExit(new Options(), args);
+    int messages = o.messages;
+    Integer warmUp = o.warmUp;
+    int rounds = o.rounds;
+    int streams = o.streams;
+    int threads = o.threads;
+    String pubsub = o.pubsub;
+    boolean cpuByThread = o.cpuByThread;
+    List<Variant> variants = o.variants;
     int warmUpMessages = warmUp != null ? warmUp : 2 * messages;
     EmbeddedPubSub embedded = pubsub == null ? EmbeddedPubSub.start() : null;
     String hostPort = pubsub == null ? embedded.hostPort() : pubsub;

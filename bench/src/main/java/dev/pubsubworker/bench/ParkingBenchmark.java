@@ -39,6 +39,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Parking against nacking (issue 15): the real worker on the embedded Pub/Sub server (subscription
@@ -76,28 +78,35 @@ public final class ParkingBenchmark {
   }
 
   /** Runs the benchmark; see the class comment. */
-  public static void main(String[] args) throws Exception {
+  @Command(
+      name = "ParkingBenchmark",
+      description = "Held keys before and after parking: crashed holders and live ones.")
+  static final class Options {
+    @picocli.CommandLine.Mixin BenchOptions.Help help;
+
+    @Option(names = "--rounds", description = "Interleaved rounds (default 3).")
     int rounds = 3;
+
+    @Option(names = "--waiters", description = "Deliveries waiting on crashed holders (20).")
     int waiters = 20;
+
+    @Option(names = "--keys", description = "Live keys, two copies each (default 10).")
     int keys = 10;
+
+    @Option(names = "--lease", description = "The lease, as 3s or 500ms (default 3s).")
     Duration lease = Duration.ofSeconds(3);
+
+    @Option(names = "--work", description = "Handler time of a live key (default 1s).")
     Duration work = Duration.ofSeconds(1);
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        case "--waiters" -> waiters = Integer.parseInt(args[++i]);
-        case "--keys" -> keys = Integer.parseInt(args[++i]);
-        case "--lease" -> lease = Duration.parse("PT" + args[++i].toUpperCase(Locale.ROOT));
-        case "--work" -> work = Duration.parse("PT" + args[++i].toUpperCase(Locale.ROOT));
-        default -> {
-          System.err.println(
-              "unknown argument '"
-                  + args[i]
-                  + "' (expected --rounds R, --waiters N, --keys K, --lease 3s, --work 1s)");
-          System.exit(2);
-        }
-      }
-    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = BenchOptions.parseOrExit(new Options(), args);
+    int rounds = o.rounds;
+    int waiters = o.waiters;
+    int keys = o.keys;
+    Duration lease = o.lease;
+    Duration work = o.work;
     Map<String, List<Run>> runs = new LinkedHashMap<>();
     try (EmbeddedPubSub pubsub = EmbeddedPubSub.start()) {
       for (int round = 1; round <= rounds; round++) {

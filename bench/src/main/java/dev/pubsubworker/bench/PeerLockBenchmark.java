@@ -12,7 +12,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
@@ -32,6 +31,8 @@ import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 import org.springframework.jdbc.core.JdbcTemplate;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * The guard's lock cycle (claim + no-op work + complete on a fresh key) against its peers' lock +
@@ -83,36 +84,32 @@ public final class PeerLockBenchmark {
   }
 
   /** Runs the benchmark; see the class comment. */
-  public static void main(String[] args) throws Exception {
+  @Command(
+      name = "PeerLockBenchmark",
+      description = "The guard against ShedLock and Redisson on private Redis and PostgreSQL.")
+  static final class Options {
+    @picocli.CommandLine.Mixin BenchOptions.Help help;
+
+    @Option(names = "--seconds", description = "Seconds per contender per round (default 3).")
     int seconds = 3;
+
+    @Option(names = "--rounds", description = "Interleaved rounds (default 3).")
     int rounds = 3;
+
+    @Option(names = "--threads", split = ",", description = "Thread counts (default 1,8).")
     List<Integer> threads = List.of(1, 8);
+
+    @Option(names = "--stores", split = ",", description = "redis, postgresql (default both).")
     List<String> stores = List.of("redis", "postgresql");
-    Duration oneWay = Duration.ZERO;
-    try {
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-          case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-          case "--threads" ->
-              threads = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
-          case "--stores" -> stores = List.of(args[++i].split(","));
-          case "--latency-ms" ->
-              oneWay = Duration.ofNanos((long) (Double.parseDouble(args[++i]) * 1e6));
-          default ->
-              throw new IllegalArgumentException(
-                  "unknown argument '"
-                      + args[i]
-                      + "' (expected --seconds S, --rounds R, --threads 1,8,"
-                      + " --stores redis,postgresql, --latency-ms M)");
-        }
-      }
-    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
-      System.err.println("PeerLockBenchmark: " + e.getMessage());
-      System.exit(2);
-      return;
-    }
-    new PeerLockBenchmark(oneWay).run(stores, threads, seconds, rounds, oneWay);
+
+    @Option(names = "--latency-ms", description = "Added each way through a relay (default 0).")
+    double latencyMs;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = BenchOptions.parseOrExit(new Options(), args);
+    Duration oneWay = Duration.ofNanos((long) (o.latencyMs * 1e6));
+    new PeerLockBenchmark(oneWay).run(o.stores, o.threads, o.seconds, o.rounds, oneWay);
   }
 
   private void run(

@@ -30,6 +30,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Drains the same backlog through a bare {@link Subscriber} (default flow control, a receiver that
@@ -53,24 +55,29 @@ public final class PubSubDrainBenchmark {
   private PubSubDrainBenchmark() {}
 
   /** Runs the benchmark; see the class comment. */
-  public static void main(String[] args) throws Exception {
+  @Command(
+      name = "PubSubDrainBenchmark",
+      description = "Drain rate of the embedded server beside Google's emulator.")
+  static final class Options {
+    @picocli.CommandLine.Mixin BenchOptions.Help help;
+
+    @Option(names = "--messages", description = "Messages per drain (default 20000).")
     int messages = 20_000;
+
+    @Option(names = "--rounds", description = "Counted rounds, after one warm-up (default 5).")
     int rounds = 5;
+
+    @Option(
+        names = "--emulator",
+        description = "Google's emulator as HOST:PORT (default: PUBSUB_EMULATOR_HOST).")
     String emulator = System.getenv("PUBSUB_EMULATOR_HOST");
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--messages" -> messages = Integer.parseInt(args[++i]);
-        case "--rounds" -> rounds = Integer.parseInt(args[++i]);
-        case "--emulator" -> emulator = args[++i];
-        default -> {
-          System.err.println(
-              "unknown argument '"
-                  + args[i]
-                  + "' (expected --messages N, --rounds R, --emulator HOST:PORT)");
-          System.exit(2);
-        }
-      }
-    }
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = BenchOptions.parseOrExit(new Options(), args);
+    int messages = o.messages;
+    int rounds = o.rounds;
+    String emulator = o.emulator;
     Map<String, List<Double>> rates = new LinkedHashMap<>();
     try (EmbeddedPubSub embedded = EmbeddedPubSub.start()) {
       Map<String, String> targets = new LinkedHashMap<>();

@@ -24,6 +24,8 @@ import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
 /**
  * Server-side counts per message of the guard on Redis and PostgreSQL: {@code N} messages on fresh
@@ -74,33 +76,31 @@ public final class RoundTripBenchmark {
   }
 
   /** Runs the benchmark; see the class comment. */
-  public static void main(String[] args) throws Exception {
+  @Command(
+      name = "RoundTripBenchmark",
+      description = "Store round trips and server work per processed message, by store.")
+  static final class Options {
+    @picocli.CommandLine.Mixin BenchOptions.Help help;
+
+    @Option(names = "--messages", description = "Messages per row (default 1000).")
     int messages = 1000;
+
+    @Option(names = "--threads", split = ",", description = "Thread counts (default 1,8).")
     List<Integer> threads = List.of(1, 8);
+
+    @Option(names = "--stores", split = ",", description = "redis, postgresql (default both).")
     List<String> stores = List.of("redis", "postgresql");
-    Duration oneWay = Duration.ZERO;
-    try {
-      for (int i = 0; i < args.length; i++) {
-        switch (args[i]) {
-          case "--messages" -> messages = Integer.parseInt(args[++i]);
-          case "--threads" ->
-              threads = Arrays.stream(args[++i].split(",")).map(Integer::valueOf).toList();
-          case "--stores" -> stores = List.of(args[++i].split(","));
-          case "--latency-ms" ->
-              oneWay = Duration.ofNanos((long) (Double.parseDouble(args[++i]) * 1e6));
-          default ->
-              throw new IllegalArgumentException(
-                  "unknown argument '"
-                      + args[i]
-                      + "' (expected --messages N, --threads 1,8, --stores redis,postgresql,"
-                      + " --latency-ms M)");
-        }
-      }
-    } catch (IllegalArgumentException | ArrayIndexOutOfBoundsException e) {
-      System.err.println("RoundTripBenchmark: " + e.getMessage());
-      System.exit(2);
-      return;
-    }
+
+    @Option(names = "--latency-ms", description = "Added each way through a relay (default 0).")
+    double latencyMs;
+  }
+
+  public static void main(String[] args) throws Exception {
+    Options o = BenchOptions.parseOrExit(new Options(), args);
+    int messages = o.messages;
+    List<Integer> threads = o.threads;
+    List<String> stores = o.stores;
+    Duration oneWay = Duration.ofNanos((long) (o.latencyMs * 1e6));
     // HikariCP checks a connection idle for over 500 ms before lending it (an empty query, which
     // PostgreSQL counts as a transaction); the pools here idle 11 s on purpose, so skip that check.
     System.setProperty("com.zaxxer.hikari.aliveBypassWindowMs", "600000");
