@@ -2,6 +2,7 @@ package dev.pubsubworker.bench;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pubsubworker.testservices.TcpProxy;
 import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
@@ -44,10 +45,10 @@ record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPa
   }
 
   /**
-   * The same servers reached through {@link LatencyProxy} relays that add {@code oneWay} in each
+   * The same servers reached through {@link TcpProxy} relays that add {@code oneWay} in each
    * direction, as a network between the worker and its store would; this object if {@code oneWay}
-   * is zero. The relays are {@linkplain LatencyProxy#calibrated calibrated}, and what one delivers
-   * is printed (min / median / p90 of 200 one-byte round trips, beside the same straight over
+   * is zero. The relays are {@linkplain TcpProxy#calibrated calibrated}, and what one delivers is
+   * printed (min / median / p90 of 200 one-byte round trips, beside the same straight over
    * loopback), since that, not what was asked, is the latency the figures are taken at. The relays
    * live until the process exits.
    */
@@ -56,10 +57,10 @@ record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPa
       return this;
     }
     URI r = URI.create(redisUri);
-    LatencyProxy redisRelay =
-        LatencyProxy.calibrated(r.getHost(), r.getPort() > 0 ? r.getPort() : 6379, oneWay);
-    LatencyProxy.RoundTrip direct = LatencyProxy.measure(null, 200);
-    LatencyProxy.RoundTrip relayed = LatencyProxy.measure(redisRelay.delay(), 200);
+    TcpProxy redisRelay =
+        TcpProxy.calibrated(r.getHost(), r.getPort() > 0 ? r.getPort() : 6379, oneWay);
+    TcpProxy.RoundTrip direct = TcpProxy.measure(null, 200);
+    TcpProxy.RoundTrip relayed = TcpProxy.measure(redisRelay.delay(), 200);
     System.out.printf(
         java.util.Locale.ROOT,
         "relay: asked %.3f ms each way (%.3f ms round trip), waits %.3f ms; round trips"
@@ -77,8 +78,8 @@ record Endpoints(String redisUri, String jdbcUrl, String jdbcUser, String jdbcPa
             + redisRelay.port()
             + (r.getRawPath() == null ? "" : r.getRawPath());
     URI j = URI.create(jdbcUrl.substring("jdbc:".length()));
-    LatencyProxy sqlRelay =
-        new LatencyProxy(j.getHost(), j.getPort() > 0 ? j.getPort() : 5432, redisRelay.delay());
+    TcpProxy sqlRelay =
+        TcpProxy.start(j.getHost(), j.getPort() > 0 ? j.getPort() : 5432, redisRelay.delay());
     String url =
         "jdbc:"
             + j.getScheme()

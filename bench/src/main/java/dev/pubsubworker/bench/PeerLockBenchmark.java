@@ -48,8 +48,8 @@ import picocli.CommandLine.Option;
  *     [--seconds 3] [--rounds 3] [--threads 1,8] [--stores redis,postgresql] [--latency-ms 0]
  * </pre>
  *
- * <p>{@code --latency-ms M} puts a relay ({@link LatencyProxy}) between every contender and the
- * servers that adds {@code M} ms each way, as a network would.
+ * <p>{@code --latency-ms M} puts a relay ({@code TcpProxy} of worker-test-services, with latency)
+ * between every contender and the servers that adds {@code M} ms each way, as a network would.
  *
  * <p>The guard runs with its defaults (lease 30 s, heartbeat on) and a 10-minute TTL; ShedLock
  * locks at most for 30 s and at least for nothing, so unlock frees the name at once. Each variant

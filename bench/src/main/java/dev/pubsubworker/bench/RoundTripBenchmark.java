@@ -37,9 +37,10 @@ import picocli.CommandLine.Option;
  *     [--messages 1000] [--threads 1,8] [--stores redis,postgresql] [--latency-ms 0]
  * </pre>
  *
- * <p>{@code --latency-ms M} puts a relay ({@link LatencyProxy}) between the guards and their stores
- * that adds {@code M} ms each way, as a network would (a managed Redis or database is typically 0.2
- * to 1 ms away); the counting connections go to the servers directly.
+ * <p>{@code --latency-ms M} puts a relay ({@code TcpProxy} of worker-test-services, with latency)
+ * between the guards and their stores that adds {@code M} ms each way, as a network would (a
+ * managed Redis or database is typically 0.2 to 1 ms away); the counting connections go to the
+ * servers directly.
  *
  * <ul>
  *   <li>Redis: from Redis's {@code MONITOR} feed ({@link RedisMonitor}), the top-level commands

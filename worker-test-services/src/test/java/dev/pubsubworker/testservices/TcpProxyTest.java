@@ -11,6 +11,7 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /** The proxy, in front of a loopback echo server: forwarding, freezing and cutting. */
@@ -83,6 +84,61 @@ class TcpProxyTest {
     } catch (IOException e) {
       return -1;
     }
+  }
+
+  @Test
+  void with_latency_each_direction_waits_its_delay_keeps_order_and_still_freezes()
+      throws IOException {
+    Duration oneWay = Duration.ofMillis(40);
+    try (ServerSocket echo = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        TcpProxy proxy = TcpProxy.start("127.0.0.1", echo.getLocalPort(), oneWay)) {
+      assertThat(proxy.delay()).isEqualTo(oneWay);
+      Thread server = new Thread(() -> echoForever(echo), "echo");
+      server.setDaemon(true);
+      server.start();
+      try (Socket client = new Socket("127.0.0.1", proxy.port())) {
+        client.setSoTimeout(10_000);
+        OutputStream out = client.getOutputStream();
+        InputStream in = client.getInputStream();
+        long start = System.nanoTime();
+        out.write('a');
+        out.flush();
+        assertThat(in.read()).isEqualTo('a');
+        // There and back: at least the delay twice (the relay never delivers early).
+        assertThat(Duration.ofNanos(System.nanoTime() - start))
+            .isGreaterThanOrEqualTo(oneWay.multipliedBy(2));
+
+        // Pipelined writes come back whole and in order.
+        for (char c : "bcdef".toCharArray()) {
+          out.write(c);
+          out.flush();
+        }
+        assertThat(new String(in.readNBytes(5), StandardCharsets.UTF_8)).isEqualTo("bcdef");
+
+        proxy.freeze();
+        out.write('g');
+        out.flush();
+        client.setSoTimeout(300);
+        assertThatThrownBy(in::read).isInstanceOf(SocketTimeoutException.class);
+        proxy.resume();
+        client.setSoTimeout(10_000);
+        assertThat(in.read()).isEqualTo('g');
+      }
+    }
+  }
+
+  @Test
+  void measure_times_round_trips_and_a_zero_delay_calibrates_to_zero() {
+    TcpProxy.RoundTrip direct = TcpProxy.measure(null, 20);
+    assertThat(direct.minMillis()).isPositive().isLessThanOrEqualTo(direct.medianMillis());
+    assertThat(direct.medianMillis()).isLessThanOrEqualTo(direct.p90Millis());
+    assertThat(direct.toString()).matches("[0-9.]+ / [0-9.]+ / [0-9.]+ ms");
+    try (TcpProxy proxy = TcpProxy.calibrated("127.0.0.1", 9, Duration.ZERO)) {
+      assertThat(proxy.delay()).isZero();
+    }
+    assertThatThrownBy(() -> TcpProxy.start("127.0.0.1", 9, Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("oneWay must not be negative");
   }
 
   private static void echoForever(ServerSocket server) {
