@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import com.google.pubsub.v1.DeadLetterPolicy;
 import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.TopicName;
+import dev.pubsubworker.runtime.testing.CliProcess;
 import dev.pubsubworker.runtime.testing.TestPubSub;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.TestServices;
@@ -14,6 +15,7 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -303,6 +305,48 @@ class CreateResourcesCommandTest {
                 + " Google Cloud (project my-project): set pubsub-worker.pubsub-emulator-host or"
                 + " PUBSUB_EMULATOR_HOST, or create Google Cloud resources with gcloud or"
                 + " Terraform");
+  }
+
+  @Test
+  void pubsub_emulator_host_in_the_environment_is_the_emulator_as_for_run() throws Exception {
+    PubSubEmulator pubsub = TestPubSub.embedded();
+    String topic = TestServices.uniqueName("env");
+    String sub = TestServices.uniqueName("env_sub");
+    // No pubsub-emulator-host in the file: reference.conf takes it from PUBSUB_EMULATOR_HOST.
+    Path file = dir.resolve("env.conf");
+    Files.writeString(
+        file,
+        """
+        pubsub-worker {
+          project-id = "%s"
+          lock-store.type = in-memory
+          subscriptions { orders { name = %s, handler = orders } }
+        }
+        """
+            .formatted(pubsub.projectId(), sub));
+    String[] args = {"create-resources", "--config", file.toString(), "--topic", topic};
+
+    Path withHost = dir.resolve("with-host.log");
+    ProcessBuilder pb = CliProcess.builder(withHost, args);
+    pb.environment().put("PUBSUB_EMULATOR_HOST", pubsub.hostPort());
+    Process p = pb.start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(p.exitValue()).as(Files.readString(withHost)).isEqualTo(ExitCodes.OK);
+    assertThat(Files.readString(withHost))
+        .contains("subscription " + path(pubsub, "subscriptions", sub) + ": created");
+    assertThat(pubsub.subscriptionAdmin().getSubscription(path(pubsub, "subscriptions", sub)))
+        .isNotNull();
+
+    Path withoutHost = dir.resolve("without-host.log");
+    ProcessBuilder cloud = CliProcess.builder(withoutHost, args);
+    cloud.environment().remove("PUBSUB_EMULATOR_HOST");
+    Process refused = cloud.start();
+    assertThat(refused.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(refused.exitValue()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(Files.readString(withoutHost).lines().filter(l -> l.startsWith("error: ")))
+        .singleElement()
+        .asString()
+        .startsWith("error: create-resources works only on a Pub/Sub emulator");
   }
 
   @Test
