@@ -548,12 +548,11 @@ public final class EndToEndBenchmark {
       List<DispatchListener> listeners = new ArrayList<>(observability.dispatchListeners());
       listeners.add(meter);
       Worker worker =
-          Worker.create(
-              config,
-              List.of(new LoadedPlugin(plugin, "bench", ConfigFactory.empty())),
-              observability::guardListeners,
-              listeners,
-              config.logging().keyFormat().renderer());
+          Worker.newBuilder(config)
+              .plugins(List.of(new LoadedPlugin(plugin, "bench", ConfigFactory.empty())))
+              .guardListeners(observability::guardListeners)
+              .dispatchListeners(listeners)
+              .build();
       observability.start(worker);
       try {
         worker.start();

@@ -346,12 +346,10 @@ public final class ParkingBenchmark {
             return binder -> Handlers.bind(binder, "bench").toInstance(handler);
           }
         };
-    return Worker.create(
-        config,
-        List.of(new LoadedPlugin(plugin, "bench", ConfigFactory.empty())),
-        List.of(),
-        List.of(listener),
-        k -> k);
+    return Worker.newBuilder(config)
+        .plugins(List.of(new LoadedPlugin(plugin, "bench", ConfigFactory.empty())))
+        .dispatchListeners(List.of(listener))
+        .build();
   }
 
   private static void print(String round, String mode, String scenario, Run r) {

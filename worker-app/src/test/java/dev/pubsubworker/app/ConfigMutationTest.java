@@ -30,7 +30,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -252,12 +251,9 @@ class ConfigMutationTest {
         accepted.add(m);
         // What check-config accepts builds a worker.
         WorkerConfig settings = WorkerConfig.loadFile(write(m), getClass().getClassLoader());
-        Worker.create(
-            settings,
-            PluginLoader.load(settings, getClass().getClassLoader()),
-            List.of(),
-            List.of(),
-            UnaryOperator.identity());
+        Worker.newBuilder(settings)
+            .plugins(PluginLoader.load(settings, getClass().getClassLoader()))
+            .build();
       } else {
         refused++;
         if (m.name().contains(": misspell ")) {
@@ -319,12 +315,9 @@ class ConfigMutationTest {
       WorkerConfig settings =
           WorkerConfig.loadFile(write(new Mutant(m.name(), pointed)), getClass().getClassLoader());
       Worker worker =
-          Worker.create(
-              settings,
-              PluginLoader.load(settings, getClass().getClassLoader()),
-              List.of(),
-              List.of(),
-              UnaryOperator.identity());
+          Worker.newBuilder(settings)
+              .plugins(PluginLoader.load(settings, getClass().getClassLoader()))
+              .build();
       try {
         worker.start();
       } catch (RuntimeException e) {

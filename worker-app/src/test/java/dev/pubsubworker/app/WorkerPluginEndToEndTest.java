@@ -25,7 +25,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,12 +71,10 @@ class WorkerPluginEndToEndTest {
                   .resolve());
       OutcomeRecorder outcomes = new OutcomeRecorder();
       Worker worker =
-          Worker.create(
-              config,
-              PluginLoader.load(config, getClass().getClassLoader()),
-              List.of(),
-              List.of(outcomes),
-              UnaryOperator.identity());
+          Worker.newBuilder(config)
+              .plugins(PluginLoader.load(config, getClass().getClassLoader()))
+              .dispatchListeners(List.of(outcomes))
+              .build();
       worker.start();
       try {
         Publisher publisher = connection.publisher(topic).build();

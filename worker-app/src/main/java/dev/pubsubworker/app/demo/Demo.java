@@ -36,7 +36,6 @@ import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -148,12 +147,10 @@ public final class Demo {
                 .withFallback(ConfigFactory.defaultReference())
                 .resolve());
     Worker worker =
-        Worker.create(
-            config,
-            List.of(demoPlugin(sink, config)),
-            List.of(),
-            List.of(stats),
-            UnaryOperator.identity());
+        Worker.newBuilder(config)
+            .plugins(List.of(demoPlugin(sink, config)))
+            .dispatchListeners(List.of(stats))
+            .build();
     out.printf(
         "demo: %d orders, %d duplicate publishes, %d failing first placements, %d crashed"
             + " holders; lock store %s; Pub/Sub: %s at %s%n",

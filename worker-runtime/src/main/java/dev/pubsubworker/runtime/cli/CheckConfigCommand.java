@@ -12,7 +12,6 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.function.UnaryOperator;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -46,7 +45,7 @@ final class CheckConfigCommand implements Callable<Integer> {
     try {
       settings = config.load();
       plugins = PluginLoader.load(settings, CheckConfigCommand.class.getClassLoader());
-      Worker.create(settings, plugins, List.of(), List.of(), UnaryOperator.identity());
+      Worker.newBuilder(settings).plugins(plugins).build();
     } catch (RuntimeException e) {
       return Failures.report(e, spec.commandLine().getErr(), verbose);
     }
@@ -75,11 +74,11 @@ final class CheckConfigCommand implements Callable<Integer> {
           s.id(),
           s.name(),
           s.handler(),
-          s.guard().name().toLowerCase(java.util.Locale.ROOT),
-          s.key().text(),
-          DurationText.of(s.lease()),
-          DurationText.of(s.ttl()),
-          s.exactlyOnce().name().toLowerCase(java.util.Locale.ROOT));
+          s.guard().mode().name().toLowerCase(java.util.Locale.ROOT),
+          s.guard().key().text(),
+          DurationText.of(s.guard().lease()),
+          DurationText.of(s.guard().ttl()),
+          s.client().exactlyOnce().name().toLowerCase(java.util.Locale.ROOT));
       out.println("    after a crash: messages run again " + CrashRecovery.of(s).describe());
     }
     out.flush();

@@ -111,9 +111,7 @@ final class RedriveCommand implements Callable<Integer> {
       LogFormats.apply(settings.logging().format());
       List<LoadedPlugin> plugins =
           PluginLoader.load(settings, RedriveCommand.class.getClassLoader());
-      worker =
-          Worker.create(
-              settings, plugins, List.of(), List.of(), settings.logging().keyFormat().renderer());
+      worker = Worker.newBuilder(settings).plugins(plugins).build();
       RedriveSummary summary =
           worker.redrive(
               request,

@@ -72,12 +72,11 @@ final class RunCommand implements Callable<Integer> {
       List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
       observability = Observability.create(settings);
       worker =
-          Worker.create(
-              settings,
-              plugins,
-              observability::guardListeners,
-              observability.dispatchListeners(),
-              settings.logging().keyFormat().renderer());
+          Worker.newBuilder(settings)
+              .plugins(plugins)
+              .guardListeners(observability::guardListeners)
+              .dispatchListeners(observability.dispatchListeners())
+              .build();
       if (!stop.attach(worker)) {
         observability.close();
         return stoppedDuringStartUp();

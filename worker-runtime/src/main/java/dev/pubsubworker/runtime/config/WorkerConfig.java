@@ -6,7 +6,6 @@ import com.typesafe.config.ConfigFactory;
 import com.typesafe.config.ConfigParseOptions;
 import com.typesafe.config.ConfigValue;
 import dev.pubsubworker.core.DurationText;
-import dev.pubsubworker.core.FingerprintPolicy;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -22,7 +21,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import java.util.regex.Pattern;
 
 /**
  * The worker's settings: everything under {@code pubsub-worker}, read eagerly and checked as a
@@ -65,47 +63,8 @@ public record WorkerConfig(
     subscriptions = Collections.unmodifiableMap(new LinkedHashMap<>(subscriptions));
   }
 
-  private static final Pattern KEY_NAMESPACE = Pattern.compile("[A-Za-z0-9._-]{1,100}");
-
-  /**
-   * The shortest lease: the heartbeat extends every lease/3, so a lease of 1 s leaves about 333 ms
-   * per extension round trip and two chances before the lease lapses; below that, ordinary store
-   * latency or a GC pause loses leases of healthy handlers.
-   */
-  static final Duration MIN_LEASE = Duration.ofSeconds(1);
-
-  /** A project id as Pub/Sub resource names carry it (domain-scoped ones have a colon). */
-  private static final String PROJECT_ID = "[A-Za-z0-9][A-Za-z0-9.:_-]{0,99}";
-
-  /** Pub/Sub's rule for a subscription id, alone or in a full resource name. */
-  private static final String SUBSCRIPTION_NAME =
-      "(projects/" + PROJECT_ID + "/subscriptions/)?[A-Za-z][A-Za-z0-9._~+%-]{0,254}";
-
-  /** Pub/Sub's rule for a topic id: 3-255 characters, a letter first, never {@code goog...}. */
-  private static final String TOPIC_ID = "(?!goog)[A-Za-z][A-Za-z0-9._~+%-]{2,254}";
-
-  private static final Pattern SUBSCRIPTION_PATH =
-      Pattern.compile("projects/(" + PROJECT_ID + ")/subscriptions/(" + TOPIC_ID + ")");
-  private static final Pattern TOPIC_PATH =
-      Pattern.compile("projects/(" + PROJECT_ID + ")/topics/(" + TOPIC_ID + ")");
-
-  /** A fully qualified Java class name (binary name: nested classes with {@code $}). */
-  private static final Pattern CLASS_NAME =
-      Pattern.compile(
-          "\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*"
-              + "(\\.\\p{javaJavaIdentifierStart}\\p{javaJavaIdentifierPart}*)*");
-
   /** The longest {@code worker-id}: it is sent as a message attribute. */
   static final int MAX_WORKER_ID_LENGTH = 255;
-
-  /** Streaming-pull connections per subscription: each holds a gRPC stream and its buffers. */
-  static final int MAX_PARALLEL_PULL_COUNT = 64;
-
-  /** Handler threads per subscription. */
-  static final int MAX_EXECUTOR_THREADS = 1000;
-
-  /** Flow control: messages one subscription holds at once. */
-  static final int MAX_OUTSTANDING_MESSAGES = 1_000_000;
 
   /** Store timeouts: the drivers keep some of them as int milliseconds. */
   static final Duration MAX_TIMEOUT = Duration.ofHours(1);
@@ -291,7 +250,7 @@ public record WorkerConfig(
     if (projectId.isBlank() && top.has("project-id")) {
       top.problem(
           "project-id", "is required: set it, or the GOOGLE_CLOUD_PROJECT environment variable");
-    } else if (!projectId.isBlank() && !projectId.matches(PROJECT_ID)) {
+    } else if (!projectId.isBlank() && !projectId.matches(ResourceNames.PROJECT_ID)) {
       top.problem(
           "project-id",
           "must be a Google Cloud project id (letters, digits, '-', '.', ':'), but was '"
@@ -362,9 +321,9 @@ public record WorkerConfig(
     SettingsReader defaultsReader = top.object("subscription-defaults");
     Config defaults = defaultsReader.config();
     SubscriptionConfig defaultSettings =
-        readSubscriptionFields(defaultsReader, "defaults", "", "", projectId);
-    checkTransactional(defaultsReader, defaultSettings, lockStore);
-    checkGuardCombination(defaultsReader, defaultSettings, storeValid ? lockStore : null);
+        SubscriptionConfig.read(defaultsReader, "defaults", "", "", projectId);
+    checkTransactional(defaultsReader, defaultSettings.guard(), lockStore);
+    checkGuardCombination(defaultsReader, defaultSettings.guard(), storeValid ? lockStore : null);
     defaultsReader.rejectUnknown();
 
     Map<String, SubscriptionConfig> subscriptions = new LinkedHashMap<>();
@@ -376,7 +335,7 @@ public record WorkerConfig(
       String name = sub.has("name") ? sub.string("name") : id;
       if (name.isBlank()) {
         sub.problem("name", "must name a Pub/Sub subscription");
-      } else if (!name.matches(SUBSCRIPTION_NAME)) {
+      } else if (!name.matches(ResourceNames.SUBSCRIPTION_NAME)) {
         sub.problem(
             "name",
             "must be a subscription id (a letter, then up to 254 letters, digits and - . _ ~ + %)"
@@ -388,14 +347,14 @@ public record WorkerConfig(
       if (handler.isBlank() && sub.has("handler")) {
         sub.problem("handler", "must name a handler that a plugin binds");
       }
-      SubscriptionConfig s = readSubscriptionFields(sub, id, name, handler, projectId);
+      SubscriptionConfig s = SubscriptionConfig.read(sub, id, name, handler, projectId);
       String previous = seenNames.putIfAbsent(name, id);
       if (previous != null) {
         sub.problem(
             "name", "subscription '" + name + "' is also used by subscriptions." + previous);
       }
-      checkTransactional(sub, s, lockStore);
-      checkGuardCombination(sub, s, storeValid ? lockStore : null);
+      checkTransactional(sub, s.guard(), lockStore);
+      checkGuardCombination(sub, s.guard(), storeValid ? lockStore : null);
       sub.rejectUnknown();
       subscriptions.put(id, s);
     }
@@ -466,207 +425,6 @@ public record WorkerConfig(
     return plugins.hasPath(key) ? plugins.getConfig(key) : ConfigFactory.empty();
   }
 
-  private static SubscriptionConfig readSubscriptionFields(
-      SettingsReader r, String id, String name, String handler, String projectId) {
-    GuardMode guard = r.choice("guard", GuardMode.class, GuardMode.LOCK);
-    String keyText = r.string("key");
-    KeySpec key = new KeySpec.MessageId();
-    try {
-      key = KeySpec.parse(keyText);
-    } catch (IllegalArgumentException e) {
-      r.problem("key", e.getMessage());
-    }
-    String keyNamespace = keyNamespace(r, id);
-    Duration lease = r.duration("lease", MIN_LEASE);
-    Duration ttl = r.positiveDuration("ttl");
-    boolean heartbeat = r.bool("heartbeat");
-    boolean allowUnguarded = r.bool("allow-unguarded");
-    boolean fingerprint = r.bool("fingerprint");
-    FingerprintPolicy mismatch =
-        r.choice("fingerprint-mismatch", FingerprintPolicy.class, FingerprintPolicy.REPORT);
-    boolean transactional = r.bool("transactional");
-    boolean interrupt = r.bool("interrupt-on-lease-loss");
-    ExactlyOnceMode exactlyOnce =
-        r.choice("exactly-once", ExactlyOnceMode.class, ExactlyOnceMode.AUTO);
-    SettingsReader flow = r.object("flow-control");
-    int maxMessages = flow.intInRange("max-outstanding-messages", 1, MAX_OUTSTANDING_MESSAGES);
-    long maxBytes = flow.positiveBytes("max-outstanding-bytes");
-    flow.rejectUnknown();
-    int parallelPull = r.intInRange("parallel-pull-count", 1, MAX_PARALLEL_PULL_COUNT);
-    int threads = r.intInRange("executor-threads", 1, MAX_EXECUTOR_THREADS);
-    Duration maxAck = r.positiveDuration("max-ack-extension");
-    Duration minAck = r.positiveDuration("min-ack-extension");
-    if (minAck.compareTo(Duration.ofSeconds(600)) > 0) {
-      r.problem("min-ack-extension", "must be at most 600s (Pub/Sub's limit), but was " + minAck);
-    }
-    if (!r.failed("max-ack-extension")
-        && !r.failed("min-ack-extension")
-        && maxAck.compareTo(minAck) < 0) {
-      // One extension would outlast the time the client may extend in all.
-      r.problemOnAny(
-          "max-ack-extension ("
-              + DurationText.of(maxAck)
-              + ") must be at least min-ack-extension ("
-              + DurationText.of(minAck)
-              + "), the shortest single extension the client asks for",
-          "max-ack-extension",
-          "min-ack-extension");
-    }
-    Duration maxAckPerCall = r.positiveDuration("max-ack-extension-per-call");
-    if (r.failed("max-ack-extension-per-call")) {
-      // Already reported (no unit, or not a duration): one problem per setting.
-    } else if (maxAckPerCall.compareTo(Duration.ofSeconds(10)) < 0
-        || maxAckPerCall.compareTo(Duration.ofSeconds(600)) > 0) {
-      r.problem(
-          "max-ack-extension-per-call",
-          "must be between 10s and 600s (Pub/Sub's ack deadline limits), but was " + maxAckPerCall);
-    } else if (r.failed("min-ack-extension")) {
-      // Already reported; comparing with it would only repeat that.
-    } else if (maxAckPerCall.compareTo(minAck) < 0) {
-      r.problem(
-          "max-ack-extension-per-call",
-          "must be at least min-ack-extension ("
-              + DurationText.of(minAck)
-              + "), but was "
-              + DurationText.of(maxAckPerCall));
-    } else if (maxAckPerCall.equals(minAck)
-        && minAck.compareTo(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION) > 0) {
-      // The client refuses a minimum equal to the maximum, so the worker then sets the maximum
-      // alone, and the client's own exactly-once minimum, min(60s, maximum), applies: that is the
-      // configured minimum only up to 60s.
-      r.problem(
-          "max-ack-extension-per-call",
-          "must be above min-ack-extension when that is above "
-              + DurationText.of(SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION)
-              + " (the client library refuses equal bounds there), but both were "
-              + DurationText.of(minAck));
-    }
-    List<String> poisonExceptions = r.stringList("poison-exceptions");
-    for (String className : poisonExceptions) {
-      if (!CLASS_NAME.matcher(className).matches()) {
-        r.problem(
-            "poison-exceptions",
-            "must list fully qualified exception class names, such as"
-                + " com.example.BadPayloadException, but has '"
-                + className
-                + "'");
-        break;
-      }
-    }
-    Optional<String> deadLetterTopic = deadLetterTopic(r, projectId);
-    Optional<String> deadLetterSubscription = deadLetterSubscription(r, projectId);
-    Duration inProgressMaxWait = r.duration("in-progress-max-wait", Duration.ZERO);
-    if (!r.failed("in-progress-max-wait")
-        && !r.failed("max-ack-extension")
-        && inProgressMaxWait.compareTo(maxAck) > 0) {
-      r.problem(
-          "in-progress-max-wait",
-          "must be at most max-ack-extension ("
-              + DurationText.of(maxAck)
-              + "), which bounds how long the client keeps a parked message, but was "
-              + DurationText.of(inProgressMaxWait));
-    }
-    r.skip("name");
-    r.skip("handler");
-    return new SubscriptionConfig(
-        id,
-        name,
-        handler,
-        guard,
-        key,
-        keyNamespace,
-        lease,
-        ttl,
-        heartbeat,
-        allowUnguarded,
-        fingerprint,
-        mismatch,
-        transactional,
-        interrupt,
-        exactlyOnce,
-        maxMessages,
-        maxBytes,
-        parallelPull,
-        threads,
-        maxAck,
-        minAck,
-        maxAckPerCall,
-        poisonExceptions,
-        deadLetterTopic,
-        inProgressMaxWait,
-        deadLetterSubscription);
-  }
-
-  /**
-   * {@code dead-letter-subscription}: empty for none, a subscription id in the worker's project, or
-   * {@code projects/P/subscriptions/S}; returned as a full path.
-   */
-  private static Optional<String> deadLetterSubscription(SettingsReader r, String projectId) {
-    String name = r.string("dead-letter-subscription");
-    if (name.isEmpty()) {
-      return Optional.empty();
-    }
-    if (SUBSCRIPTION_PATH.matcher(name).matches()) {
-      return Optional.of(name);
-    }
-    if (name.matches(TOPIC_ID) && !name.contains("/")) {
-      return Optional.of("projects/" + projectId + "/subscriptions/" + name);
-    }
-    r.problem(
-        "dead-letter-subscription",
-        "must be a subscription id (a letter, then 2 to 254 letters, digits and - . _ ~ + %, not"
-            + " starting with goog) or projects/PROJECT/subscriptions/ID, but was '"
-            + name
-            + "'");
-    return Optional.empty();
-  }
-
-  /**
-   * {@code dead-letter-topic}: empty for none, a topic id in the worker's project, or {@code
-   * projects/P/topics/T}; returned as a full path.
-   */
-  private static Optional<String> deadLetterTopic(SettingsReader r, String projectId) {
-    String topic = r.string("dead-letter-topic");
-    if (topic.isEmpty()) {
-      return Optional.empty();
-    }
-    if (TOPIC_PATH.matcher(topic).matches()) {
-      return Optional.of(topic);
-    }
-    if (topic.matches(TOPIC_ID) && !topic.contains("/")) {
-      return Optional.of("projects/" + projectId + "/topics/" + topic);
-    }
-    r.problem(
-        "dead-letter-topic",
-        "must be a topic id (a letter, then 2 to 254 letters, digits and - . _ ~ + %, not starting"
-            + " with goog) or projects/PROJECT/topics/ID, but was '"
-            + topic
-            + "'");
-    return Optional.empty();
-  }
-
-  /** {@code key-namespace}, or the subscription id when it is empty; checked to have no ':'. */
-  private static String keyNamespace(SettingsReader r, String id) {
-    String configured = r.string("key-namespace");
-    String namespace = configured.isEmpty() ? id : configured;
-    if (KEY_NAMESPACE.matcher(namespace).matches()) {
-      return namespace;
-    }
-    if (configured.isEmpty()) {
-      r.ownProblem(
-          "key-namespace",
-          "defaults to the subscription id, but '"
-              + id
-              + "' is not a valid namespace (1-100 letters, digits, '.', '_' or '-'): set"
-              + " key-namespace");
-    } else {
-      r.problem(
-          "key-namespace",
-          "must be 1-100 letters, digits, '.', '_' or '-' (no ':'), but was '" + configured + "'");
-    }
-    return namespace;
-  }
-
   private static LockStoreConfig readLockStore(SettingsReader r) {
     LockStoreType type = r.choice("type", LockStoreType.class, LockStoreType.IN_MEMORY);
     SettingsReader redis = r.object("redis");
@@ -732,13 +490,13 @@ public record WorkerConfig(
   }
 
   private static void checkTransactional(
-      SettingsReader r, SubscriptionConfig s, LockStoreConfig lockStore) {
+      SettingsReader r, SubscriptionConfig.GuardPolicy s, LockStoreConfig lockStore) {
     if (s.transactional() && lockStore.type() != LockStoreType.SQL) {
       r.problemOnAny(
           "needs lock-store.type = sql, but it is " + SettingsReader.kebab(lockStore.type()),
           "transactional");
     }
-    if (s.transactional() && s.guard() != GuardMode.LOCK) {
+    if (s.transactional() && s.mode() != GuardMode.LOCK) {
       r.problemOnAny("applies to guard = lock only", "transactional", "guard");
     }
   }
@@ -760,11 +518,11 @@ public record WorkerConfig(
    * @param store the lock store, or null if its settings have problems
    */
   private static void checkGuardCombination(
-      SettingsReader r, SubscriptionConfig s, LockStoreConfig store) {
+      SettingsReader r, SubscriptionConfig.GuardPolicy s, LockStoreConfig store) {
     if (r.failed("lease") || r.failed("ttl") || r.failed("guard") || r.failed("heartbeat")) {
       return;
     }
-    if (s.guard() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
+    if (s.mode() == GuardMode.LOCK && s.ttl().compareTo(s.lease()) < 0) {
       r.problemOnAny(
           "ttl ("
               + DurationText.of(s.ttl())
@@ -776,7 +534,7 @@ public record WorkerConfig(
           "guard");
     }
     if (store != null
-        && s.guard() != GuardMode.NONE
+        && s.mode() != GuardMode.NONE
         && s.heartbeat()
         && store.type() == LockStoreType.REDIS) {
       Duration timeout = store.redis().commandTimeout();

@@ -33,7 +33,8 @@ import org.slf4j.LoggerFactory;
  *
  * <pre>{@code
  * try (Observability obs = Observability.create(config)) {
- *   Worker worker = Worker.create(config, plugins, obs::guardListeners, obs.dispatchListeners(), keys);
+ *   Worker worker = Worker.newBuilder(config).plugins(plugins)
+ *       .guardListeners(obs::guardListeners).dispatchListeners(obs.dispatchListeners()).build();
  *   obs.start(worker);   // /healthz 200, /readyz 503 until the subscribers pull
  *   worker.start();
  *   worker.awaitStopped();

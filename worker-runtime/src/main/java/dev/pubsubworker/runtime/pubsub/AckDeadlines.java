@@ -47,12 +47,12 @@ final class AckDeadlines {
    * deadline Pub/Sub holds any message of the subscription for without hearing from the client.
    */
   static Duration stream(SubscriptionConfig config) {
-    return clamp(config.maxAckExtensionPerCall());
+    return clamp(config.client().maxAckExtensionPerCall());
   }
 
   /** The longest extension the client asks for. */
   static Duration longestExtension(SubscriptionConfig config) {
-    return clamp(config.maxAckExtensionPerCall());
+    return clamp(config.client().maxAckExtensionPerCall());
   }
 
   /** The shortest extension the client asks for, with exactly-once delivery or without. */
@@ -62,10 +62,10 @@ final class AckDeadlines {
     }
     Duration min =
         passesMinimum(config)
-            ? config.minAckExtension()
+            ? config.client().minAckExtension()
             : shorter(
                 SubscriptionConfig.CLIENT_EXACTLY_ONCE_MIN_ACK_EXTENSION,
-                config.maxAckExtensionPerCall());
+                config.client().maxAckExtensionPerCall());
     return clamp(min);
   }
 
@@ -73,14 +73,15 @@ final class AckDeadlines {
   static Subscriber.Builder apply(
       Subscriber.Builder builder, SubscriptionConfig config, boolean exactlyOnce) {
     if (exactlyOnce && passesMinimum(config)) {
-      builder.setMinDurationPerAckExtensionDuration(config.minAckExtension());
+      builder.setMinDurationPerAckExtensionDuration(config.client().minAckExtension());
     }
-    return builder.setMaxDurationPerAckExtensionDuration(config.maxAckExtensionPerCall());
+    return builder.setMaxDurationPerAckExtensionDuration(config.client().maxAckExtensionPerCall());
   }
 
   /** Whether the minimum is given to the client: only below the maximum, as the client requires. */
   private static boolean passesMinimum(SubscriptionConfig config) {
-    return config.minAckExtension().compareTo(config.maxAckExtensionPerCall()) < 0;
+    return config.client().minAckExtension().compareTo(config.client().maxAckExtensionPerCall())
+        < 0;
   }
 
   private static Duration clamp(Duration d) {

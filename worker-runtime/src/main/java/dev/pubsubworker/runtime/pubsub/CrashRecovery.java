@@ -55,16 +55,16 @@ public record CrashRecovery(
   public static CrashRecovery of(SubscriptionConfig config) {
     Duration stream = AckDeadlines.stream(config);
     Duration extension = AckDeadlines.longestExtension(config);
-    boolean guarded = config.guard() != GuardMode.NONE;
+    boolean guarded = config.guard().mode() != GuardMode.NONE;
     return new CrashRecovery(
         stream,
         stream.compareTo(extension) >= 0 ? stream : extension,
         AckDeadlines.shortestExtension(config, false),
         AckDeadlines.shortestExtension(config, true),
-        config.exactlyOnce(),
-        guarded ? config.lease() : Duration.ZERO,
+        config.client().exactlyOnce(),
+        guarded ? config.guard().lease() : Duration.ZERO,
         guarded ? GuardedReceiver.MAX_RETRY_LATENESS : Duration.ZERO,
-        guarded && config.inProgressMaxWait().compareTo(config.lease()) < 0);
+        guarded && config.failures().inProgressMaxWait().compareTo(config.guard().lease()) < 0);
   }
 
   /** The same, for a subscription known to have exactly-once delivery on or off. */

@@ -80,7 +80,7 @@ final class DeadLetterPolicyCheck {
           facts.path(),
           gcloudCommand(worker, config, facts));
     }
-    Optional<String> topic = config.deadLetterTopic().or(facts::deadLetterTopic);
+    Optional<String> topic = config.failures().deadLetterTopic().or(facts::deadLetterTopic);
     if (topic.isEmpty()) {
       log.warn(
           "subscription {} has no dead-letter topic: a terminal failure (PoisonMessageException,"
@@ -93,7 +93,7 @@ final class DeadLetterPolicyCheck {
       return topic;
     }
     String source =
-        config.deadLetterTopic().isPresent()
+        config.failures().deadLetterTopic().isPresent()
             ? WorkerConfig.ROOT + ".subscriptions." + config.id() + ".dead-letter-topic"
             : "the subscription's dead-letter policy";
     boolean exists;
@@ -146,6 +146,7 @@ final class DeadLetterPolicyCheck {
       WorkerConfig worker, SubscriptionConfig config, SubscriptionFacts facts) {
     String topic =
         config
+            .failures()
             .deadLetterTopic()
             .orElse(
                 "projects/"
@@ -158,7 +159,7 @@ final class DeadLetterPolicyCheck {
         + " --dead-letter-topic="
         + topic
         + " --max-delivery-attempts=5 --min-retry-delay=10s --max-retry-delay=600s"
-        + (config.deadLetterTopic().isPresent()
+        + (config.failures().deadLetterTopic().isPresent()
             ? ""
             : " (create the topic first: gcloud pubsub topics create " + topic + ")");
   }

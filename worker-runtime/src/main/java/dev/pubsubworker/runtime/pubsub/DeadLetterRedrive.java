@@ -170,7 +170,7 @@ public final class DeadLetterRedrive {
     return request
         .from()
         .map(f -> SubscriptionProbe.path(config.projectId(), f))
-        .or(s::deadLetterSubscription)
+        .or(() -> s.failures().deadLetterSubscription())
         .orElseThrow(
             () ->
                 new IllegalArgumentException(
@@ -301,7 +301,8 @@ public final class DeadLetterRedrive {
             });
     Outcome outcome;
     try {
-      outcome = done.get(subscription.inProgressMaxWait().plus(RUN_BOUND).toMillis(), MILLIS);
+      outcome =
+          done.get(subscription.failures().inProgressMaxWait().plus(RUN_BOUND).toMillis(), MILLIS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       outcome = Outcome.ABANDONED;
@@ -360,7 +361,7 @@ public final class DeadLetterRedrive {
   private void dryRun(PubsubMessage letter, PubsubMessage original, Counts counts) {
     String ids =
         "dead letter " + letter.getMessageId() + " (original " + original.getMessageId() + ")";
-    if (subscription.guard() == GuardMode.NONE) {
+    if (subscription.guard().mode() == GuardMode.NONE) {
       counts.redriven++;
       report.accept(ids + ": would run (guard = none)");
       return;
@@ -368,7 +369,7 @@ public final class DeadLetterRedrive {
     Optional<String> key =
         SubscriptionReceivers.key(subscription).resolve(InboundMessages.of(original));
     if (key.isEmpty()) {
-      if (subscription.allowUnguarded()) {
+      if (subscription.guard().allowUnguarded()) {
         counts.redriven++;
         report.accept(ids + ": no key, would run unguarded (allow-unguarded = true)");
       } else {
@@ -388,7 +389,7 @@ public final class DeadLetterRedrive {
       return;
     }
     if (found.isPresent() && !found.get().reclaimable()) {
-      if (found.get().state() == LockState.DONE && subscription.guard() == GuardMode.LOCK) {
+      if (found.get().state() == LockState.DONE && subscription.guard().mode() == GuardMode.LOCK) {
         counts.duplicates++;
         report.accept(
             ids + ", key " + shown + ": duplicate (DONE), would be acked without running");

@@ -44,7 +44,7 @@ public final class PoisonExceptions {
               ? PoisonExceptions.class.getClassLoader()
               : handler.getClass().getClassLoader();
       List<Class<? extends Throwable>> classes = new ArrayList<>();
-      for (String name : s.poisonExceptions()) {
+      for (String name : s.failures().poisonExceptions()) {
         String problem = null;
         try {
           Class<?> type = Class.forName(name, false, loader);

@@ -47,17 +47,17 @@ public final class SubscriptionProbe {
                   .getSubscriptionCallable()
                   .futureCall(GetSubscriptionRequest.newBuilder().setSubscription(path).build()));
       boolean exactlyOnce =
-          switch (config.exactlyOnce()) {
+          switch (config.client().exactlyOnce()) {
             case AUTO -> s.getEnableExactlyOnceDelivery();
             case ON -> true;
             case OFF -> false;
           };
-      if (config.exactlyOnce() != ExactlyOnceMode.AUTO
+      if (config.client().exactlyOnce() != ExactlyOnceMode.AUTO
           && exactlyOnce != s.getEnableExactlyOnceDelivery()) {
         log.warn(
             "subscription {}: exactly-once = {} in config, but the subscription has it {}",
             config.id(),
-            config.exactlyOnce(),
+            config.client().exactlyOnce(),
             s.getEnableExactlyOnceDelivery() ? "on" : "off");
       }
       Optional<String> dlq =
@@ -79,7 +79,7 @@ public final class SubscriptionProbe {
             "subscription " + config.id() + ": " + path + " does not exist", e);
       }
       if (code == StatusCode.Code.PERMISSION_DENIED) {
-        boolean assumed = config.exactlyOnce() == ExactlyOnceMode.ON;
+        boolean assumed = config.client().exactlyOnce() == ExactlyOnceMode.ON;
         log.warn(
             "subscription {}: not allowed to read {} (grant pubsub.subscriptions.get to learn its"
                 + " settings); assuming exactly-once {} and no dead-letter policy",

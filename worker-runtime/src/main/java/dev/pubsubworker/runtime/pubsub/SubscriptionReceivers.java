@@ -1,7 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import dev.pubsubworker.api.MessageHandler;
-import dev.pubsubworker.core.CallOptions;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.pubsub.DeadLetterPublisher;
 import dev.pubsubworker.pubsub.GuardMode;
@@ -17,8 +16,10 @@ import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * The engine's receiver for one configured subscription: its settings as {@link GuardedReceiver}'s
- * builder calls. Keys are stored under the subscription's namespace, so a message on one
- * subscription can neither claim nor be suppressed by another namespace's key.
+ * builder calls. What the guard does per claim (lease, ttl, heartbeat, interrupt, fingerprint
+ * policy, transactional) is the guard's own, built once; a claim adds only the payload's
+ * fingerprint. Keys are stored under the subscription's namespace, so a message on one subscription
+ * can neither claim nor be suppressed by another namespace's key.
  */
 final class SubscriptionReceivers {
 
@@ -28,7 +29,8 @@ final class SubscriptionReceivers {
    * @param s the subscription's settings
    * @param facts what was read about it at start-up (its path, message ordering)
    * @param handler its handler
-   * @param guard its guard
+   * @param guard its guard, built from {@code s.guard()} ({@code SubscriptionGuards}): lease, ttl,
+   *     heartbeat and the rest are the guard's own, so no claim overrides them
    * @param listeners the worker's listeners (metrics, tracing, tests)
    * @param terminal its terminal failures ({@link PoisonExceptions})
    * @param deadLetters where its terminal failures go, if anywhere
@@ -47,30 +49,22 @@ final class SubscriptionReceivers {
       String workerId,
       ScheduledExecutorService parkTimer,
       Executor handlerThreads) {
-    CallOptions options =
-        CallOptions.defaults()
-            .lease(s.lease())
-            .ttl(s.ttl())
-            .heartbeat(s.heartbeat())
-            .interruptOnLeaseLoss(s.interruptOnLeaseLoss())
-            .fingerprintPolicy(s.fingerprintMismatch());
     GuardedReceiver.Builder b =
         GuardedReceiver.newBuilder(s.id(), handler)
             .guard(guard)
             .mode(
-                switch (s.guard()) {
+                switch (s.guard().mode()) {
                   case LOCK -> GuardMode.LOCK;
                   case MUTEX -> GuardMode.MUTEX;
                   case NONE -> GuardMode.NONE;
                 })
             .key(key(s))
-            .callOptions(s.transactional() ? options.transactional(true) : options)
-            .fingerprint(s.fingerprint())
-            .allowUnguarded(s.allowUnguarded())
+            .fingerprint(s.guard().fingerprint())
+            .allowUnguarded(s.guard().allowUnguarded())
             .terminalFailures(terminal)
             .subscriptionPath(facts.path())
             .handlerName(s.handler())
-            .inProgressMaxWait(s.inProgressMaxWait())
+            .inProgressMaxWait(s.failures().inProgressMaxWait())
             .timer(parkTimer)
             .handlerExecutor(handlerThreads)
             .messageOrdering(facts.messageOrdering());
@@ -84,7 +78,7 @@ final class SubscriptionReceivers {
 
   /** The subscription's key, stored under its namespace ({@link SubscriptionConfig#storedKey}). */
   static MessageKey key(SubscriptionConfig s) {
-    KeySpec spec = s.key();
+    KeySpec spec = s.guard().key();
     return MessageKey.of(
         spec.text(),
         m -> spec.resolve(m.messageId(), m.attributes(), m.orderingKey()).map(s::storedKey));

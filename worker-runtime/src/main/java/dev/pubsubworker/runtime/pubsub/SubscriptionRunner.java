@@ -58,13 +58,13 @@ final class SubscriptionRunner {
     }
     b.setFlowControlSettings(
             FlowControlSettings.newBuilder()
-                .setMaxOutstandingElementCount((long) config.maxOutstandingMessages())
-                .setMaxOutstandingRequestBytes(config.maxOutstandingBytes())
+                .setMaxOutstandingElementCount((long) config.client().maxOutstandingMessages())
+                .setMaxOutstandingRequestBytes(config.client().maxOutstandingBytes())
                 .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
                 .build())
-        .setParallelPullCount(config.parallelPullCount())
+        .setParallelPullCount(config.client().parallelPullCount())
         .setExecutorProvider(handlerThreads)
-        .setMaxAckExtensionPeriodDuration(config.maxAckExtension())
+        .setMaxAckExtensionPeriodDuration(config.client().maxAckExtension())
         .setSubscriberShutdownSettings(
             SubscriberShutdownSettings.newBuilder()
                 .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)

@@ -165,7 +165,7 @@ public final class SubscriptionSet {
     for (int i = 0; i < subs.size(); i++) {
       SubscriptionConfig s = subs.get(i);
       HandlerPools handlerThreads =
-          new HandlerPools(s.executorThreads(), "handler-" + s.id() + "-");
+          new HandlerPools(s.client().executorThreads(), "handler-" + s.id() + "-");
       GuardedReceiver receiver =
           SubscriptionReceivers.build(
               s,

@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.worker;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockBackend;
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,24 +31,37 @@ final class SubscriptionGuards implements AutoCloseable {
   }
 
   /**
-   * Builds a guard for each of {@code subscriptionIds} on {@code backend}.
+   * Builds each subscription's guard on {@code backend}, once, from its {@link
+   * SubscriptionConfig.GuardPolicy}: lease, ttl, heartbeat, interrupt on lease loss, fingerprint
+   * policy and transactional become the guard's own defaults, so a delivery passes per call only
+   * what varies per message (its payload's fingerprint).
    *
    * @param listeners the listeners of one subscription's guard, by subscription id
+   * @param keyLogFormat how the guards write keys in log lines
+   * @throws IllegalArgumentException if a subscription is transactional and {@code backend} is not
+   *     a {@code TransactionalLockBackend} (the config's own check refuses that earlier)
    */
   static SubscriptionGuards create(
-      List<String> subscriptionIds,
+      List<SubscriptionConfig> subscriptions,
       LockBackend backend,
       Function<String, List<GuardListener>> listeners,
       UnaryOperator<String> keyLogFormat) {
     ScheduledExecutorService heartbeats = newHeartbeatScheduler();
     Map<String, IdempotencyGuard> guards = new LinkedHashMap<>();
-    for (String id : subscriptionIds) {
+    for (SubscriptionConfig s : subscriptions) {
+      SubscriptionConfig.GuardPolicy p = s.guard();
       IdempotencyGuard.Builder b =
           IdempotencyGuard.newBuilder(backend)
+              .lease(p.lease())
+              .ttl(p.ttl())
+              .heartbeat(p.heartbeat())
+              .interruptOnLeaseLoss(p.interruptOnLeaseLoss())
+              .fingerprintPolicy(p.fingerprintMismatch())
+              .transactional(p.transactional())
               .keyLogFormat(keyLogFormat)
               .heartbeatScheduler(heartbeats);
-      listeners.apply(id).forEach(b::listener);
-      guards.put(id, b.build());
+      listeners.apply(s.id()).forEach(b::listener);
+      guards.put(s.id(), b.build());
     }
     return new SubscriptionGuards(Map.copyOf(guards), heartbeats);
   }

@@ -44,6 +44,7 @@ import java.util.Formatter;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -60,12 +61,13 @@ import org.slf4j.LoggerFactory;
  * A worker process's core: the injector built from the runtime's module, the lock store's module
  * and every plugin's module, and the subscriptions it pulls.
  *
- * <p>Lifecycle: {@link #create} checks everything that can be checked without I/O (handler names,
- * duplicate handlers, plugin modules) and throws {@link InvalidConfigException} listing every
- * problem; {@link #start} opens the lock store, reads the subscriptions and starts pulling; {@link
- * #stop} stops gracefully (idempotent); {@link #awaitStopped} blocks until then. A subscriber that
- * fails while running stops the whole worker, and {@link #failure()} says why. Start and stop run
- * as a Guava {@link AbstractIdleService} ({@link #service()}), on a thread of their own each.
+ * <p>Lifecycle: {@link Builder#build} checks everything that can be checked without I/O (handler
+ * names, duplicate handlers, plugin modules) and throws {@link InvalidConfigException} listing
+ * every problem; {@link #start} opens the lock store, reads the subscriptions and starts pulling;
+ * {@link #stop} stops gracefully (idempotent); {@link #awaitStopped} blocks until then. A
+ * subscriber that fails while running stops the whole worker, and {@link #failure()} says why.
+ * Start and stop run as a Guava {@link AbstractIdleService} ({@link #service()}), on a thread of
+ * their own each.
  */
 public final class Worker {
 
@@ -137,40 +139,95 @@ public final class Worker {
   }
 
   /**
-   * Builds a worker whose every subscription's guard has the same listeners. Nothing is opened yet.
+   * A builder of a worker on {@code config}: add the plugins and the listeners, then {@link
+   * Builder#build()}.
    *
-   * @see #create(WorkerConfig, List, Function, List, UnaryOperator)
+   * <pre>{@code
+   * Worker worker =
+   *     Worker.newBuilder(config)
+   *         .plugins(PluginLoader.load(config, loader))
+   *         .guardListeners(observability::guardListeners)
+   *         .dispatchListeners(observability.dispatchListeners())
+   *         .build();
+   * }</pre>
    */
-  public static Worker create(
-      WorkerConfig config,
-      List<LoadedPlugin> plugins,
-      List<GuardListener> guardListeners,
-      List<DispatchListener> dispatchListeners,
-      UnaryOperator<String> keyLogFormat) {
-    List<GuardListener> shared = List.copyOf(guardListeners);
-    return create(config, plugins, id -> shared, dispatchListeners, keyLogFormat);
+  public static Builder newBuilder(WorkerConfig config) {
+    return new Builder(config);
   }
 
   /**
-   * Builds a worker. Nothing is opened yet. Each subscription gets its own guard (all on the one
-   * lock store and one heartbeat scheduler), observed by the listeners {@code guardListeners}
-   * returns for that subscription's id.
-   *
-   * @param config the settings
-   * @param plugins the plugins to install
-   * @param guardListeners observers of one subscription's guard (metrics), by subscription id
-   * @param dispatchListeners observers of dispatch outcomes (metrics)
-   * @param keyLogFormat how keys appear in log lines
-   * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, a
-   *     subscription names a handler nobody binds, or lists a {@code poison-exceptions} class its
-   *     handler cannot load or that is not a Throwable
+   * Collects what a worker is built from besides its config. Not thread-safe; each {@link #build}
+   * builds a new worker from what was set so far.
    */
-  public static Worker create(
+  public static final class Builder {
+    private final WorkerConfig config;
+    private final List<LoadedPlugin> plugins = new ArrayList<>();
+    private final List<GuardListener> sharedGuardListeners = new ArrayList<>();
+    private final List<DispatchListener> dispatchListeners = new ArrayList<>();
+    private Function<String, List<GuardListener>> guardListeners = id -> List.of();
+
+    private Builder(WorkerConfig config) {
+      this.config = Objects.requireNonNull(config, "config");
+    }
+
+    /** Adds plugins to install (their modules bind the handlers the subscriptions name). */
+    public Builder plugins(List<LoadedPlugin> value) {
+      plugins.addAll(value);
+      return this;
+    }
+
+    /**
+     * Observers of each subscription's guard (metrics, tracing), by subscription id: called once
+     * per subscription when its guard is built. Replaces an earlier function; the listeners of
+     * {@link #guardListener} observe every guard besides these.
+     */
+    public Builder guardListeners(Function<String, List<GuardListener>> value) {
+      this.guardListeners = Objects.requireNonNull(value, "guardListeners");
+      return this;
+    }
+
+    /** Adds an observer of every subscription's guard. */
+    public Builder guardListener(GuardListener value) {
+      sharedGuardListeners.add(Objects.requireNonNull(value, "guardListener"));
+      return this;
+    }
+
+    /** Adds observers of dispatch outcomes (metrics, tests). */
+    public Builder dispatchListeners(List<DispatchListener> value) {
+      value.forEach(l -> dispatchListeners.add(Objects.requireNonNull(l, "dispatchListener")));
+      return this;
+    }
+
+    /**
+     * Builds the worker. Nothing is opened yet. Each subscription gets its own guard, built from
+     * its settings when the worker starts (all on the one lock store and one heartbeat scheduler);
+     * keys appear in log lines as {@code logging.key-format} says.
+     *
+     * @throws InvalidConfigException if a plugin module fails, two plugins bind one handler name, a
+     *     subscription names a handler nobody binds, or lists a {@code poison-exceptions} class its
+     *     handler cannot load or that is not a Throwable
+     */
+    public Worker build() {
+      List<GuardListener> shared = List.copyOf(sharedGuardListeners);
+      Function<String, List<GuardListener>> perSubscription = guardListeners;
+      Function<String, List<GuardListener>> listeners =
+          shared.isEmpty()
+              ? perSubscription
+              : id -> {
+                List<GuardListener> all = new ArrayList<>(perSubscription.apply(id));
+                all.addAll(shared);
+                return all;
+              };
+      return create(config, List.copyOf(plugins), listeners, List.copyOf(dispatchListeners));
+    }
+  }
+
+  private static Worker create(
       WorkerConfig config,
       List<LoadedPlugin> plugins,
       Function<String, List<GuardListener>> guardListeners,
-      List<DispatchListener> dispatchListeners,
-      UnaryOperator<String> keyLogFormat) {
+      List<DispatchListener> dispatchListeners) {
+    UnaryOperator<String> keyLogFormat = config.logging().keyFormat().renderer();
     List<ConfigProblem> problems = new ArrayList<>();
     List<Module> modules = new ArrayList<>();
     modules.add(new WorkerModule(config, new LockStoreCalls(Clock.systemUTC())));
@@ -242,7 +299,7 @@ public final class Worker {
       // The guards' store calls are tracked, so that liveness sees threads stuck in the store.
       guards =
           SubscriptionGuards.create(
-              config.orderedSubscriptions().stream().map(s -> s.id()).toList(),
+              config.orderedSubscriptions(),
               lockStoreCalls().track(backend()),
               guardListeners,
               keyLogFormat);
@@ -453,7 +510,7 @@ public final class Worker {
     KnownSecrets.Held held = KnownSecrets.keep(config); // masked in every line meanwhile
     try (SubscriptionGuards g =
             SubscriptionGuards.create(
-                List.of(s.id()), lockStoreCalls().track(backend()), guardListeners, keyLogFormat);
+                List.of(s), lockStoreCalls().track(backend()), guardListeners, keyLogFormat);
         PubSubConnection c = PubSubConnection.create(config.pubsubEmulatorHost())) {
       return new DeadLetterRedrive(
               config,

@@ -50,8 +50,8 @@ class AckExtensionConfigTest {
     // 60s, not Pub/Sub's 600s maximum: the client sends this as the stream ack deadline, so it is
     // how long a crashed worker's unread messages stay leased (CrashRecoveryTest has the bound).
     SubscriptionConfig s = load("").subscriptions().get("orders");
-    assertThat(s.maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(60));
-    assertThat(s.minAckExtension()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(s.client().maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(s.client().minAckExtension()).isEqualTo(Duration.ofSeconds(60));
   }
 
   @Test
@@ -60,8 +60,8 @@ class AckExtensionConfigTest {
         load("min-ack-extension = 10s, max-ack-extension-per-call = 20s")
             .subscriptions()
             .get("orders");
-    assertThat(s.maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(20));
-    assertThat(s.minAckExtension()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(s.client().maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(20));
+    assertThat(s.client().minAckExtension()).isEqualTo(Duration.ofSeconds(10));
   }
 
   @Test
@@ -103,7 +103,7 @@ class AckExtensionConfigTest {
           load("min-ack-extension = " + equal + ", max-ack-extension-per-call = " + equal)
               .subscriptions()
               .get("orders");
-      assertThat(s.minAckExtension()).isEqualTo(s.maxAckExtensionPerCall());
+      assertThat(s.client().minAckExtension()).isEqualTo(s.client().maxAckExtensionPerCall());
     }
     assertThat(problems("min-ack-extension = 120s, max-ack-extension-per-call = 120s"))
         .singleElement()
@@ -116,7 +116,7 @@ class AckExtensionConfigTest {
         load("min-ack-extension = 120s, max-ack-extension-per-call = 121s")
             .subscriptions()
             .get("orders");
-    assertThat(above.maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(121));
+    assertThat(above.client().maxAckExtensionPerCall()).isEqualTo(Duration.ofSeconds(121));
   }
 
   @Test

@@ -71,6 +71,7 @@ class ConfigStrictnessTest {
             load("pubsub-worker.subscription-defaults.flow-control.max-outstanding-bytes = 100B\n")
                 .subscriptions()
                 .get("orders")
+                .client()
                 .maxOutstandingBytes())
         .isEqualTo(100);
   }
@@ -117,7 +118,7 @@ class ConfigStrictnessTest {
                 + " (worker.conf:3)");
     assertThat(load("pubsub-worker.subscriptions.orders.lease = 1s\n").subscriptions())
         .extractingByKey("orders")
-        .extracting(SubscriptionConfig::lease)
+        .extracting(s -> s.guard().lease())
         .isEqualTo(Duration.ofSeconds(1));
   }
 

@@ -47,20 +47,21 @@ class DeadLetterConfigTest {
   void defaults_are_no_poison_classes_no_topic_and_the_host_name_later() throws IOException {
     WorkerConfig c = load("", "");
     SubscriptionConfig s = c.subscriptions().get("orders");
-    assertThat(s.poisonExceptions()).isEmpty();
-    assertThat(s.deadLetterTopic()).isEmpty();
+    assertThat(s.failures().poisonExceptions()).isEmpty();
+    assertThat(s.failures().deadLetterTopic()).isEmpty();
     assertThat(c.workerId()).isEmpty();
   }
 
   @Test
   void a_short_topic_name_is_in_the_workers_project_and_a_full_path_is_kept() throws IOException {
     assertThat(load("dead-letter-topic = orders-dead", "").subscriptions().get("orders"))
-        .extracting(SubscriptionConfig::deadLetterTopic)
+        .extracting(s -> s.failures().deadLetterTopic())
         .isEqualTo(Optional.of("projects/demo-project/topics/orders-dead"));
     assertThat(
             load("dead-letter-topic = \"projects/other/topics/dlq\"", "")
                 .subscriptions()
                 .get("orders")
+                .failures()
                 .deadLetterTopic())
         .contains("projects/other/topics/dlq");
   }
@@ -68,17 +69,20 @@ class DeadLetterConfigTest {
   @Test
   void a_dead_letter_subscription_is_in_the_workers_project_a_full_path_is_kept_bad_ones_named()
       throws IOException {
-    assertThat(load("", "").subscriptions().get("orders").deadLetterSubscription()).isEmpty();
+    assertThat(load("", "").subscriptions().get("orders").failures().deadLetterSubscription())
+        .isEmpty();
     assertThat(
             load("dead-letter-subscription = orders-dead-sub", "")
                 .subscriptions()
                 .get("orders")
+                .failures()
                 .deadLetterSubscription())
         .contains("projects/demo-project/subscriptions/orders-dead-sub");
     assertThat(
             load("dead-letter-subscription = \"projects/other/subscriptions/dlq\"", "")
                 .subscriptions()
                 .get("orders")
+                .failures()
                 .deadLetterSubscription())
         .contains("projects/other/subscriptions/dlq");
     assertThat(problems("dead-letter-subscription = \"projects/x/topics/t\"", ""))
@@ -96,8 +100,9 @@ class DeadLetterConfigTest {
             "poison-exceptions = [\"com.example.Bad\", \"com.example.Outer$Inner\"]",
             "subscription-defaults { dead-letter-topic = shared-dead }");
     SubscriptionConfig s = c.subscriptions().get("orders");
-    assertThat(s.poisonExceptions()).containsExactly("com.example.Bad", "com.example.Outer$Inner");
-    assertThat(s.deadLetterTopic()).contains("projects/demo-project/topics/shared-dead");
+    assertThat(s.failures().poisonExceptions())
+        .containsExactly("com.example.Bad", "com.example.Outer$Inner");
+    assertThat(s.failures().deadLetterTopic()).contains("projects/demo-project/topics/shared-dead");
   }
 
   @Test

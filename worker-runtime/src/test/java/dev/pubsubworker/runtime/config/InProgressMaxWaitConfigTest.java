@@ -45,17 +45,17 @@ class InProgressMaxWaitConfigTest {
 
   @Test
   void the_default_is_two_minutes() throws IOException {
-    assertThat(load("", "").subscriptions().get("orders").inProgressMaxWait())
+    assertThat(load("", "").subscriptions().get("orders").failures().inProgressMaxWait())
         .isEqualTo(Duration.ofMinutes(2));
   }
 
   @Test
   void zero_turns_parking_off_and_defaults_apply_per_subscription() throws IOException {
     assertThat(load("", "in-progress-max-wait = 0s").subscriptions().get("orders"))
-        .extracting(SubscriptionConfig::inProgressMaxWait)
+        .extracting(s -> s.failures().inProgressMaxWait())
         .isEqualTo(Duration.ZERO);
     assertThat(load("in-progress-max-wait = 45s", "").subscriptions().get("orders"))
-        .extracting(SubscriptionConfig::inProgressMaxWait)
+        .extracting(s -> s.failures().inProgressMaxWait())
         .isEqualTo(Duration.ofSeconds(45));
   }
 
@@ -89,7 +89,7 @@ class InProgressMaxWaitConfigTest {
                 + " max-ack-extension (90s), which bounds how long the client keeps a parked"
                 + " message, but was 91s");
     assertThat(load("", "max-ack-extension = 90s, in-progress-max-wait = 90s"))
-        .extracting(c -> c.subscriptions().get("orders").inProgressMaxWait())
+        .extracting(c -> c.subscriptions().get("orders").failures().inProgressMaxWait())
         .isEqualTo(Duration.ofSeconds(90));
   }
 }

@@ -56,6 +56,7 @@ class MeaninglessSettingsTest {
             load("pubsub-worker.subscription-defaults.executor-threads = 2.0")
                 .subscriptions()
                 .get("orders")
+                .client()
                 .executorThreads())
         .as("2.0 is a whole number")
         .isEqualTo(2);
@@ -82,6 +83,7 @@ class MeaninglessSettingsTest {
                     + " in-progress-max-wait = 60s }")
                 .subscriptions()
                 .get("orders")
+                .client()
                 .maxAckExtension())
         .as("equal is fine")
         .isEqualTo(Duration.ofSeconds(60));

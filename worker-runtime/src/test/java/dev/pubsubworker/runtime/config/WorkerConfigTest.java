@@ -49,19 +49,19 @@ class WorkerConfigTest {
     SubscriptionConfig s = c.subscriptions().get("orders");
     assertThat(s.name()).isEqualTo("orders-sub");
     assertThat(s.handler()).isEqualTo("orders");
-    assertThat(s.guard()).isEqualTo(GuardMode.LOCK);
-    assertThat(s.key()).isEqualTo(new KeySpec.MessageId());
-    assertThat(s.lease()).isEqualTo(Duration.ofSeconds(30));
-    assertThat(s.ttl()).isEqualTo(Duration.ofHours(24));
-    assertThat(s.heartbeat()).isTrue();
-    assertThat(s.allowUnguarded()).isFalse();
-    assertThat(s.exactlyOnce()).isEqualTo(ExactlyOnceMode.AUTO);
-    assertThat(s.maxOutstandingMessages()).isEqualTo(1000);
-    assertThat(s.maxOutstandingBytes()).isEqualTo(100L * 1024 * 1024);
-    assertThat(s.parallelPullCount()).isEqualTo(1);
-    assertThat(s.executorThreads()).isEqualTo(5);
-    assertThat(s.maxAckExtension()).isEqualTo(Duration.ofMinutes(60));
-    assertThat(s.minAckExtension()).isEqualTo(Duration.ofSeconds(60));
+    assertThat(s.guard().mode()).isEqualTo(GuardMode.LOCK);
+    assertThat(s.guard().key()).isEqualTo(new KeySpec.MessageId());
+    assertThat(s.guard().lease()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(s.guard().ttl()).isEqualTo(Duration.ofHours(24));
+    assertThat(s.guard().heartbeat()).isTrue();
+    assertThat(s.guard().allowUnguarded()).isFalse();
+    assertThat(s.client().exactlyOnce()).isEqualTo(ExactlyOnceMode.AUTO);
+    assertThat(s.client().maxOutstandingMessages()).isEqualTo(1000);
+    assertThat(s.client().maxOutstandingBytes()).isEqualTo(100L * 1024 * 1024);
+    assertThat(s.client().parallelPullCount()).isEqualTo(1);
+    assertThat(s.client().executorThreads()).isEqualTo(5);
+    assertThat(s.client().maxAckExtension()).isEqualTo(Duration.ofMinutes(60));
+    assertThat(s.client().minAckExtension()).isEqualTo(Duration.ofSeconds(60));
   }
 
   @Test
@@ -86,12 +86,12 @@ class WorkerConfigTest {
             """);
     SubscriptionConfig s = c.subscriptions().get("po-updates");
     assertThat(s.name()).isEqualTo("po-updates");
-    assertThat(s.guard()).isEqualTo(GuardMode.MUTEX);
-    assertThat(s.lease()).isEqualTo(Duration.ofMinutes(2));
-    assertThat(s.executorThreads()).isEqualTo(2);
-    assertThat(s.maxOutstandingMessages()).isEqualTo(10);
-    assertThat(s.maxOutstandingBytes()).isEqualTo(100L * 1024 * 1024);
-    assertThat(s.key().text()).isEqualTo("template:po:{po_id}");
+    assertThat(s.guard().mode()).isEqualTo(GuardMode.MUTEX);
+    assertThat(s.guard().lease()).isEqualTo(Duration.ofMinutes(2));
+    assertThat(s.client().executorThreads()).isEqualTo(2);
+    assertThat(s.client().maxOutstandingMessages()).isEqualTo(10);
+    assertThat(s.client().maxOutstandingBytes()).isEqualTo(100L * 1024 * 1024);
+    assertThat(s.guard().key().text()).isEqualTo("template:po:{po_id}");
   }
 
   @Test
@@ -109,7 +109,7 @@ class WorkerConfigTest {
               }
             }
             """);
-    assertThat(c.subscriptions().get("orders").keyNamespace()).isEqualTo("orders");
+    assertThat(c.subscriptions().get("orders").guard().keyNamespace()).isEqualTo("orders");
     assertThat(c.subscriptions().get("orders").storedKey("po-7")).isEqualTo("orders:po-7");
     assertThat(c.subscriptions().get("audit").storedKey("orders:po-7"))
         .isEqualTo("shared:orders:po-7")

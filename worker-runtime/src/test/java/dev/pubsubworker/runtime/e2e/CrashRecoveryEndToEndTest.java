@@ -110,7 +110,7 @@ class CrashRecoveryEndToEndTest {
     CrashRecovery recovery = CrashRecovery.of(victimConfig);
     assertThat(recovery.worstCase())
         .as("the shipped config's promise: well under a minute beyond the lease")
-        .isLessThan(victimConfig.lease().plus(Duration.ofMinutes(1)));
+        .isLessThan(victimConfig.guard().lease().plus(Duration.ofMinutes(1)));
 
     // One at a time, each in a response of its own: a stream blocked in the client's flow
     // control then has later responses unread.

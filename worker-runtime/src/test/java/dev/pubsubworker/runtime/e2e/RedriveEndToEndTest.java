@@ -158,12 +158,10 @@ class RedriveEndToEndTest {
           }
         };
     Worker w =
-        Worker.create(
-            config,
-            List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())),
-            id -> List.of(),
-            List.of(outcomes),
-            config.logging().keyFormat().renderer());
+        Worker.newBuilder(config)
+            .plugins(List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())))
+            .dispatchListeners(List.of(outcomes))
+            .build();
     workers.add(w);
     return w;
   }

@@ -16,7 +16,6 @@ import dev.pubsubworker.runtime.worker.Worker;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -92,8 +91,7 @@ class PluginLoaderTest {
             .orElseThrow();
     assertThat(again.config().getString("greeting")).isEqualTo("hi");
 
-    Worker worker =
-        Worker.create(overridden, List.of(again), List.of(), List.of(), UnaryOperator.identity());
+    Worker worker = Worker.newBuilder(overridden).plugins(List.of(again)).build();
     Map<String, MessageHandler> handlers =
         worker.injector().getInstance(Key.get(new TypeLiteral<Map<String, MessageHandler>>() {}));
     assertThat(handlers).containsKey("folder");
@@ -146,8 +144,7 @@ class PluginLoaderTest {
         List.of(
             new LoadedPlugin(new AuditPlugin(), "class path", ConfigFactory.empty()),
             new LoadedPlugin(new BillingPlugin(), "class path", ConfigFactory.empty()));
-    assertThatThrownBy(
-            () -> Worker.create(settings, plugins, List.of(), List.of(), UnaryOperator.identity()))
+    assertThatThrownBy(() -> Worker.newBuilder(settings).plugins(plugins).build())
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining("dup")
         .hasMessageContaining("AuditPlugin")
@@ -170,12 +167,9 @@ class PluginLoaderTest {
         };
     assertThatThrownBy(
             () ->
-                Worker.create(
-                    config(""),
-                    List.of(new LoadedPlugin(broken, "x.jar", ConfigFactory.empty())),
-                    List.of(),
-                    List.of(),
-                    UnaryOperator.identity()))
+                Worker.newBuilder(config(""))
+                    .plugins(List.of(new LoadedPlugin(broken, "x.jar", ConfigFactory.empty())))
+                    .build())
         .isInstanceOf(InvalidConfigException.class)
         .hasMessageContaining("plugin broken (x.jar) failed to create its module")
         .hasMessageContaining("missing setting 'endpoint'");

@@ -12,7 +12,6 @@ import dev.pubsubworker.runtime.worker.Worker;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -75,7 +74,7 @@ class PoisonExceptionsResolveTest {
                 .withFallback(ConfigFactory.defaultReference())
                 .resolve());
     List<LoadedPlugin> plugins = PluginLoader.load(config, getClass().getClassLoader());
-    return Worker.create(config, plugins, List.of(), List.of(), UnaryOperator.identity());
+    return Worker.newBuilder(config).plugins(plugins).build();
   }
 
   @Test

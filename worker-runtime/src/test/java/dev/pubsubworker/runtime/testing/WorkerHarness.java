@@ -110,12 +110,11 @@ public final class WorkerHarness implements AutoCloseable {
           }
         };
     Worker worker =
-        Worker.create(
-            config,
-            List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())),
-            guardListeners,
-            dispatchListeners,
-            config.logging().keyFormat().renderer());
+        Worker.newBuilder(config)
+            .plugins(List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())))
+            .guardListeners(guardListeners)
+            .dispatchListeners(dispatchListeners)
+            .build();
     workers.add(worker);
     return worker;
   }
