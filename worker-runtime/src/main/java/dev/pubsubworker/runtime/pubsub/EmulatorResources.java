@@ -131,8 +131,8 @@ public final class EmulatorResources {
           config.id(),
           SubscriptionProbe.path(projectId, config.name()),
           topic,
-          config.deadLetterTopic(),
-          config.deadLetterSubscription());
+          config.failures().deadLetterTopic(),
+          config.failures().deadLetterSubscription());
     }
   }
 
