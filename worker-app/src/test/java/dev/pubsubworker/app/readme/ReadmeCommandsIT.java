@@ -24,11 +24,13 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The root README's command blocks, read from the README when the test runs and executed as
  * processes from the repository's root, after {@code package} built the executable jar: the quick
- * start, "Running it" and "Redrive and replay". Commands of ours ({@code java -jar
+ * start, "Running it" (both its blocks: with Google's emulator, and "No Google Cloud CLI?" with
+ * only {@code java} on the PATH) and "Redrive and replay". Commands of ours ({@code java -jar
  * worker-app/target/...}) and the {@code curl} set-up run as written; the build command ({@code
  * ./mvnw}) is the build that runs this test, and the wrapper is checked to start; the emulator
  * {@code gcloud} would start is Google's emulator from the test services, handed over through
- * {@code PUBSUB_EMULATOR_HOST} and its address. Any other command fails the test, so a new README
+ * {@code PUBSUB_EMULATOR_HOST} and its address; the standalone embedded server runs as written, on
+ * a free port, and is handed over the same way. Any other command fails the test, so a new README
  * command needs a rule here.
  */
 class ReadmeCommandsIT {
@@ -38,6 +40,11 @@ class ReadmeCommandsIT {
   private static final String OURS = "java -jar worker-app/target/pubsub-worker.jar ";
   private static final Pattern EMULATOR_START =
       Pattern.compile("gcloud beta emulators pubsub start --host-port=(\\S+)( .*)?");
+  private static final String EMBEDDED_START =
+      "java -jar pubsub-embedded/target/pubsub-embedded.jar";
+  private static final Pattern EMBEDDED_PORT = Pattern.compile("--port (\\d+)");
+  private static final Pattern EMBEDDED_LISTENING =
+      Pattern.compile("embedded Pub/Sub listening on (\\S+)");
 
   @TempDir Path dir;
 
@@ -63,6 +70,14 @@ class ReadmeCommandsIT {
    * The commands of the ```bash blocks in the README section whose heading contains {@code title}.
    */
   static List<Command> commands(String readme, String title) {
+    return blocks(readme, title).stream().flatMap(List::stream).toList();
+  }
+
+  /**
+   * The ```bash blocks in the README section whose heading contains {@code title}, each as its
+   * commands.
+   */
+  static List<List<Command>> blocks(String readme, String title) {
     // The section: from its heading to the next heading of its level or above, outside code.
     int level = -1;
     boolean inCode = false;
@@ -87,9 +102,11 @@ class ReadmeCommandsIT {
     }
     assertThat(level).as("README section '" + title + "'").isPositive();
     String section = sectionText.toString();
-    List<Command> commands = new ArrayList<>();
+    List<List<Command>> blocks = new ArrayList<>();
     Matcher block = Pattern.compile("(?s)```bash\\n(.*?)```").matcher(section);
     while (block.find()) {
+      List<Command> commands = new ArrayList<>();
+      blocks.add(commands);
       String joined = block.group(1).replaceAll("\\\\\\n\\s*", "");
       for (String line : joined.split("\\n")) {
         String text = line.replaceFirst("\\s+#.*$", "").trim();
@@ -103,9 +120,10 @@ class ReadmeCommandsIT {
               new Command(bg ? command.substring(0, command.length() - 1).trim() : command, bg));
         }
       }
+      assertThat(commands).as("commands in a block of README section '" + title + "'").isNotEmpty();
     }
-    assertThat(commands).as("commands in README section '" + title + "'").isNotEmpty();
-    return commands;
+    assertThat(blocks).as("command blocks in README section '" + title + "'").isNotEmpty();
+    return blocks;
   }
 
   private ProcessBuilder shell(String command, Path log) {
@@ -153,6 +171,7 @@ class ReadmeCommandsIT {
     Path workerLog;
     int published;
     int redrives;
+    boolean created;
   }
 
   private Run execute(List<Command> commands) throws Exception {
@@ -176,6 +195,29 @@ class ReadmeCommandsIT {
         PubSubEmulator pubsub = TestServices.pubsub();
         replacements.put(emulator.group(1), pubsub.hostPort());
         environment.put("PUBSUB_EMULATOR_HOST", pubsub.hostPort());
+      } else if (text.startsWith(EMBEDDED_START)) {
+        // The standalone embedded server, as written but on a free port (the README's port stands
+        // for the one it printed), reached through PUBSUB_EMULATOR_HOST and its address.
+        assertThat(c.background()).as(text).isTrue();
+        Matcher port = EMBEDDED_PORT.matcher(text);
+        assertThat(port.find()).as(text).isTrue();
+        Path log = dir.resolve("pubsub-embedded.log");
+        Process server = shell(port.replaceFirst("--port 0"), log).start();
+        background.add(server);
+        String hostPort =
+            Awaitility.await("the embedded Pub/Sub server listening")
+                .atMost(Duration.ofSeconds(60))
+                .until(
+                    () -> {
+                      if (!server.isAlive()) {
+                        fail("the embedded Pub/Sub server exited:\n" + Files.readString(log));
+                      }
+                      Matcher m = EMBEDDED_LISTENING.matcher(Files.readString(log));
+                      return m.find() ? m.group(1) : null;
+                    },
+                    java.util.Objects::nonNull);
+        replacements.put("127.0.0.1:" + port.group(1), hostPort);
+        environment.put("PUBSUB_EMULATOR_HOST", hostPort);
       } else if (text.startsWith("curl ")) {
         String output = runToEnd(c, Duration.ofSeconds(30));
         assertThat(output).as(text).contains("\"name\"").doesNotContain("\"error\"");
@@ -209,6 +251,19 @@ class ReadmeCommandsIT {
           Matcher count = Pattern.compile("--count (\\d+)").matcher(args);
           run.published = count.find() ? Integer.parseInt(count.group(1)) : 1;
           assertThat(output).contains("published " + run.published + " message(s)");
+        } else if (args.startsWith("create-resources ")) {
+          // As shown, and once more: the second run finds what the first created.
+          String first = runToEnd(c, Duration.ofSeconds(60));
+          assertThat(first)
+              .contains("topic projects/local-project/topics/orders: created")
+              .contains("subscription projects/local-project/subscriptions/orders-sub: created");
+          String second = runToEnd(c, Duration.ofSeconds(60));
+          assertThat(second)
+              .contains("topic projects/local-project/topics/orders: exists")
+              .contains("subscription projects/local-project/subscriptions/orders-sub: exists")
+              .doesNotContain("created")
+              .doesNotContain("mismatch");
+          run.created = true;
         } else if (args.startsWith("redrive ")) {
           String output = runToEnd(c, Duration.ofSeconds(90));
           assertThat(output)
@@ -232,9 +287,43 @@ class ReadmeCommandsIT {
     assertThat(commandsRun).isPositive();
   }
 
+  /**
+   * The blocks of "Running it": the first with Google's emulator (from the Google Cloud CLI), the
+   * second the "No Google Cloud CLI?" one on the standalone embedded server. A further block needs
+   * a test here.
+   */
+  private static List<List<Command>> runningIt() throws IOException {
+    List<List<Command>> blocks = blocks(Files.readString(ROOT.resolve("README.md")), "Running it");
+    assertThat(blocks).as("the command blocks of 'Running it'").hasSize(2);
+    assertThat(blocks.get(0)).anyMatch(c -> EMULATOR_START.matcher(c.text()).matches());
+    assertThat(blocks.get(1)).anyMatch(c -> c.text().startsWith(EMBEDDED_START));
+    return blocks;
+  }
+
   @Test
   void running_it_locally_runs_as_shown() throws Exception {
-    Run run = execute(commands(Files.readString(ROOT.resolve("README.md")), "Running it"));
+    Run run = execute(runningIt().get(0));
+    assertEveryOrderPlacedOnce(run);
+  }
+
+  @Test
+  void running_it_without_the_google_cloud_cli_runs_as_shown_with_java_alone() throws Exception {
+    // Only java on the PATH: no gcloud, no curl.
+    environment.put("PATH", Path.of(System.getProperty("java.home"), "bin").toString());
+    Path probe = dir.resolve("probe.log");
+    Process which =
+        shell("", probe).command("bash", "-c", "command -v gcloud || command -v curl").start();
+    assertThat(which.waitFor(30, TimeUnit.SECONDS)).isTrue();
+    assertThat(which.exitValue())
+        .as("gcloud or curl found: " + Files.readString(probe))
+        .isNotZero();
+
+    Run run = execute(runningIt().get(1));
+    assertThat(run.created).as("the block runs create-resources").isTrue();
+    assertEveryOrderPlacedOnce(run);
+  }
+
+  private static void assertEveryOrderPlacedOnce(Run run) throws Exception {
     assertThat(run.worker).as("the block starts a worker").isNotNull();
     assertThat(run.published).isPositive();
     // Every order placed once, however often it was published: one "placed order" line each.

@@ -11,9 +11,9 @@ import picocli.CommandLine.IVersionProvider;
 
 /**
  * The {@code pubsub-worker} command line: {@code run}, {@code check-config}, {@code inspect},
- * {@code forget}, {@code purge}, {@code redrive} and {@code publish}. An application adds its own
- * subcommands through {@link #main(List, String[])} and {@link #execute(List, String[],
- * BufferedReader, PrintWriter, PrintWriter)}; the executable jar, {@code
+ * {@code forget}, {@code purge}, {@code redrive}, {@code publish} and {@code create-resources}. An
+ * application adds its own subcommands through {@link #main(List, String[])} and {@link
+ * #execute(List, String[], BufferedReader, PrintWriter, PrintWriter)}; the executable jar, {@code
  * worker-app/target/pubsub-worker.jar}, adds {@code demo}:
  *
  * <pre>
@@ -33,7 +33,8 @@ import picocli.CommandLine.IVersionProvider;
       ForgetCommand.class,
       PurgeCommand.class,
       RedriveCommand.class,
-      PublishCommand.class
+      PublishCommand.class,
+      CreateResourcesCommand.class
     })
 public final class WorkerCli implements Runnable {
 
