@@ -71,6 +71,40 @@ class BuildConventionsTest {
     assertThat(managed).isEqualTo(published);
   }
 
+  /**
+   * Every published jar with code names its module for a modular application ({@code
+   * Automatic-Module-Name}): a valid Java module name under {@code dev.pubsubworker}, one per jar.
+   * Read from the jars the build made, so run from the root's build (each module is packaged before
+   * worker-app's tests run).
+   */
+  @Test
+  void every_published_jar_names_its_module() throws Exception {
+    Document parent = pom(ROOT.resolve("pom.xml"));
+    String version = child(parent.getDocumentElement(), "version");
+    Set<String> names = new TreeSet<>();
+    int jars = 0;
+    for (Element module : descendants(parent.getDocumentElement(), "module")) {
+      Path dir = ROOT.resolve(module.getTextContent().trim());
+      String artifactId = child(pom(dir.resolve("pom.xml")).getDocumentElement(), "artifactId");
+      if (UNPUBLISHED.contains(artifactId) || !Files.isDirectory(dir.resolve("src/main/java"))) {
+        continue;
+      }
+      Path jar = dir.resolve("target/" + artifactId + "-" + version + ".jar");
+      assertThat(jar).as("built by the root's build before worker-app's tests").isRegularFile();
+      try (java.util.jar.JarFile f = new java.util.jar.JarFile(jar.toFile())) {
+        String name = f.getManifest().getMainAttributes().getValue("Automatic-Module-Name");
+        assertThat(name).as(artifactId).isNotNull().startsWith("dev.pubsubworker.");
+        assertThat(name.split("\\."))
+            .as(artifactId + ": each part a Java identifier")
+            .allMatch(part -> javax.lang.model.SourceVersion.isIdentifier(part))
+            .noneMatch(javax.lang.model.SourceVersion::isKeyword);
+        assertThat(names.add(name)).as(artifactId + ": " + name + " is not another jar's").isTrue();
+      }
+      jars++;
+    }
+    assertThat(jars).as("published jars with code").isGreaterThanOrEqualTo(10);
+  }
+
   @Test
   void the_parent_does_not_import_the_bom() throws Exception {
     Document parent = pom(ROOT.resolve("pom.xml"));

@@ -49,6 +49,13 @@ final class HikariSettings {
       return Map.of();
     }
     SettingsReader hikari = sql.object("hikari");
+    if (!hikari.config().isEmpty() && !hikariPresent()) {
+      sql.problem(
+          "hikari",
+          "needs com.zaxxer:HikariCP on the class path, which the runtime declares as an optional"
+              + " dependency: add it (and worker-backend-sql) to the application's dependencies");
+      return Map.of();
+    }
     Map<String, String> settings = new LinkedHashMap<>();
     Map<String, ConfigValue> entries = new TreeMap<>();
     hikari.config().entrySet().forEach(e -> entries.put(e.getKey(), e.getValue()));
@@ -118,6 +125,15 @@ final class HikariSettings {
         ? "the pool is named pubsub-worker-lock-store in metrics and logs"
         : "the pool starts without a connection, so a database that is down fails readiness, not"
             + " the start";
+  }
+
+  private static boolean hikariPresent() {
+    try {
+      Class.forName("com.zaxxer.hikari.HikariConfig", false, HikariSettings.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   private static Method setter(String name) {

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.config;
 
+import com.google.api.core.InternalApi;
 import com.typesafe.config.Config;
 import com.typesafe.config.ConfigException;
 import com.typesafe.config.ConfigUtil;
@@ -41,6 +42,7 @@ import java.util.Set;
  *
  * <p>Thread-safe; {@link #mask} takes no lock.
  */
+@InternalApi("the secrets the worker masks in its output; read from the config it loads")
 public final class KnownSecrets {
 
   /** What replaces a secret. */

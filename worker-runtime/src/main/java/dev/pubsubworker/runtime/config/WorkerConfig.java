@@ -427,6 +427,10 @@ public record WorkerConfig(
 
   private static LockStoreConfig readLockStore(SettingsReader r) {
     LockStoreType type = r.choice("type", LockStoreType.class, LockStoreType.IN_MEMORY);
+    if (!r.failed("type")) {
+      StoreLibraries.missing(type, WorkerConfig.class.getClassLoader())
+          .ifPresent(p -> r.problem("type", p));
+    }
     SettingsReader redis = r.object("redis");
     RedisStoreConfig redisConfig =
         new RedisStoreConfig(

@@ -6,6 +6,7 @@ import ch.qos.logback.classic.spi.IThrowableProxy;
 import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.CoreConstants;
 import ch.qos.logback.core.LayoutBase;
+import com.google.api.core.InternalApi;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
 import java.util.Map;
@@ -47,6 +48,7 @@ import java.util.TreeMap;
  * read in a terminal or by a line-based tool, never carries one; a JSON parser gets them back.
  * Thread-safe.
  */
+@InternalApi("named by the logging configuration; part of the runtime's log format, not its API")
 public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
 
   /** The {@code @type} that marks an entry for Error Reporting. */

@@ -5,6 +5,7 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.LoggerContextListener;
 import ch.qos.logback.core.spi.ContextAwareBase;
 import ch.qos.logback.core.spi.LifeCycle;
+import com.google.api.core.InternalApi;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
@@ -25,6 +26,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
  * WARN, INFO and CONFIG as INFO, FINE and FINER as DEBUG, FINEST as TRACE, with the record's
  * parameters formatted and its throwable attached. Survives logback reconfiguration.
  */
+@InternalApi("named by the logging configuration")
 public final class JulToSlf4j extends ContextAwareBase implements LoggerContextListener, LifeCycle {
 
   private volatile boolean started;

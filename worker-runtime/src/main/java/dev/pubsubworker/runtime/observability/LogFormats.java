@@ -5,20 +5,35 @@ import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.OutputStreamAppender;
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.runtime.config.LogFormat;
 import java.util.Iterator;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
 /**
- * Switches the process's log format at run time, after the config is loaded: {@code logback.xml}
- * picks the format at boot from {@code -Dpubsub-worker.logging.format} or the environment variable
- * {@code PUBSUB_WORKER_LOG_FORMAT}, and the {@code run} command then applies {@code
+ * Switches the process's log format at run time, after the config is loaded: {@code
+ * dev/pubsubworker/runtime/logback-worker.xml} (which an application's {@code logback.xml}
+ * includes) picks the format at boot from {@code -Dpubsub-worker.logging.format} or the environment
+ * variable {@code PUBSUB_WORKER_LOG_FORMAT}, and the {@code run} command then applies {@code
  * pubsub-worker.logging.format} from the config (which those same overrides feed).
  */
+@InternalApi("the run command's switch of the log format")
 public final class LogFormats {
 
+  private static final boolean LOGBACK = logbackPresent();
+
   private LogFormats() {}
+
+  private static boolean logbackPresent() {
+    try {
+      Class.forName(
+          "ch.qos.logback.classic.LoggerContext", false, LogFormats.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
 
   /**
    * Sets {@code format} on every {@link WorkerLogEncoder} of the root logger's appenders and of the
@@ -28,6 +43,9 @@ public final class LogFormats {
    *     config uses no {@link WorkerLogEncoder} (then nothing changes)
    */
   public static int apply(LogFormat format) {
+    if (!LOGBACK) {
+      return 0; // logback-classic is optional: an application may bind another SLF4J backend
+    }
     ILoggerFactory factory = LoggerFactory.getILoggerFactory();
     if (!(factory instanceof LoggerContext context)) {
       return 0;

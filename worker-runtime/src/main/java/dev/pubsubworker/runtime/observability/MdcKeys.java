@@ -1,11 +1,13 @@
 package dev.pubsubworker.runtime.observability;
 
+import com.google.api.core.InternalApi;
 import java.util.List;
 
 /**
  * The MDC keys the log layouts read: those each subscription's receiver sets on its handler threads
  * (spelled once, in the engine's {@link dev.pubsubworker.pubsub.MdcKeys}), and tracing's.
  */
+@InternalApi("the MDC field names of the runtime's log lines")
 public final class MdcKeys {
 
   /** MDC key. */

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.LockAdmin;
 import dev.pubsubworker.runtime.config.ObservabilityConfig;
@@ -9,6 +10,7 @@ import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.store.LockStoreCalls;
 import dev.pubsubworker.runtime.worker.Worker;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
@@ -23,6 +25,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.net.InetSocketAddress;
 import java.time.Clock;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -41,12 +44,13 @@ import org.slf4j.LoggerFactory;
  * }
  * }</pre>
  *
- * <p>{@link #create} only builds: a {@link PrometheusMeterRegistry} with {@link WorkerMetrics} and
- * the JVM and process binders (memory, GC, threads, class loading, processor, uptime, file
- * descriptors, JVM info). {@link #start} binds the HTTP server (unless the port is 0) and starts
- * the lock-store readiness probe; {@link #close} stops both and the GC binder's listeners. Start it
- * before {@link Worker#start()} so that probes see "alive, not ready" while the worker starts
- * rather than a refused connection.
+ * <p>{@link #create} only builds: a {@link PrometheusMeterRegistry} (or the caller's registry, see
+ * {@link #create(WorkerConfig, MeterRegistry)}) with {@link WorkerMetrics} and the JVM and process
+ * binders (memory, GC, threads, class loading, processor, uptime, file descriptors, JVM info).
+ * {@link #start} binds the HTTP server (unless the port is 0) and starts the lock-store readiness
+ * probe; {@link #close} stops both and the GC binder's listeners. Start it before {@link
+ * Worker#start()} so that probes see "alive, not ready" while the worker starts rather than a
+ * refused connection.
  *
  * <p>Endpoints: {@code GET /metrics} (Prometheus text), {@code GET /healthz} (200 unless the worker
  * failed or a lock-store call has been in progress longer than {@code lock-store-stuck-after}),
@@ -61,7 +65,8 @@ public final class Observability implements AutoCloseable {
   private final List<String> subscriptionIds;
   private final Optional<InetSocketAddress> bindAddress;
   private final Clock clock;
-  private final PrometheusMeterRegistry registry;
+  private final MeterRegistry registry;
+  private final boolean ownsRegistry;
   private final WorkerMetrics metrics;
   private final LockStoreFreshness freshness;
   private final Tracing tracing;
@@ -71,27 +76,37 @@ public final class Observability implements AutoCloseable {
   private boolean started;
   private boolean closed;
 
-  private Observability(WorkerConfig config, Optional<InetSocketAddress> bindAddress, Clock clock) {
+  private Observability(
+      WorkerConfig config,
+      Optional<InetSocketAddress> bindAddress,
+      Clock clock,
+      Optional<MeterRegistry> callersRegistry) {
     this.config = config.observability();
     this.subscriptionIds =
         config.orderedSubscriptions().stream().map(SubscriptionConfig::id).toList();
     this.bindAddress = bindAddress;
     this.clock = clock;
-    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    this.ownsRegistry = callersRegistry.isEmpty();
+    this.registry =
+        callersRegistry.orElseGet(() -> new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
     this.metrics = new WorkerMetrics(subscriptionIds);
     this.freshness = new LockStoreFreshness(clock);
     this.tracing = Tracing.create(config.observability().tracing(), config.projectId());
+    // A caller's registry gets the worker's own meters only: its JVM and process meters are the
+    // application's to bind (Spring Boot, for one, binds them already).
     this.binders =
-        List.of(
-            metrics,
-            new JvmMemoryMetrics(),
-            new JvmGcMetrics(),
-            new JvmThreadMetrics(),
-            new ClassLoaderMetrics(),
-            new JvmInfoMetrics(),
-            new ProcessorMetrics(),
-            new UptimeMetrics(),
-            new FileDescriptorMetrics());
+        ownsRegistry
+            ? List.of(
+                metrics,
+                new JvmMemoryMetrics(),
+                new JvmGcMetrics(),
+                new JvmThreadMetrics(),
+                new ClassLoaderMetrics(),
+                new JvmInfoMetrics(),
+                new ProcessorMetrics(),
+                new UptimeMetrics(),
+                new FileDescriptorMetrics())
+            : List.of(metrics);
     binders.forEach(b -> b.bindTo(registry));
   }
 
@@ -105,7 +120,28 @@ public final class Observability implements AutoCloseable {
         o.httpPort() == 0
             ? Optional.empty()
             : Optional.of(new InetSocketAddress(o.httpHost(), o.httpPort()));
-    return new Observability(config, address, Clock.systemUTC());
+    return new Observability(config, address, Clock.systemUTC(), Optional.empty());
+  }
+
+  /**
+   * Metrics and health for {@code config}, with the worker's meters in the caller's {@code
+   * registry} (the application's, e.g. Spring Boot's, or a composite). Only the worker's own meters
+   * are bound there, not the JVM and process ones. The HTTP server binds as configured; its {@code
+   * /metrics} is the registry's scrape when {@code registry} is a {@link PrometheusMeterRegistry},
+   * else it answers 404 (the metrics go where the registry sends them). {@link #close} leaves the
+   * registry open. Nothing is started.
+   */
+  public static Observability create(WorkerConfig config, MeterRegistry registry) {
+    ObservabilityConfig o = config.observability();
+    Optional<InetSocketAddress> address =
+        o.httpPort() == 0
+            ? Optional.empty()
+            : Optional.of(new InetSocketAddress(o.httpHost(), o.httpPort()));
+    return new Observability(
+        config,
+        address,
+        Clock.systemUTC(),
+        Optional.of(Objects.requireNonNull(registry, "registry")));
   }
 
   /**
@@ -114,33 +150,38 @@ public final class Observability implements AutoCloseable {
    * which), for tests and for tools that run a worker next to others. Nothing is started.
    */
   public static Observability create(WorkerConfig config, InetSocketAddress httpAddress) {
-    return new Observability(config, Optional.of(httpAddress), Clock.systemUTC());
+    return new Observability(config, Optional.of(httpAddress), Clock.systemUTC(), Optional.empty());
   }
 
-  /** The registry every meter is in; {@code /metrics} is its scrape. */
-  public PrometheusMeterRegistry registry() {
+  /**
+   * The registry the worker's meters are in: its own {@link PrometheusMeterRegistry} (whose scrape
+   * {@code /metrics} serves), or the one given to {@link #create(WorkerConfig, MeterRegistry)}.
+   */
+  public MeterRegistry registry() {
     return registry;
   }
 
   /** The worker's own metrics. */
+  @InternalApi("the meters behind this; read them in registry()")
   public WorkerMetrics metrics() {
     return metrics;
   }
 
   /**
    * The listeners of subscription {@code subscriptionId}'s guard: what to pass to {@link
-   * Worker#create} as {@code observability::guardListeners}.
+   * Worker.Builder#guardListeners} as {@code observability::guardListeners}.
    */
   public List<GuardListener> guardListeners(String subscriptionId) {
     return List.of(metrics.guardListener(subscriptionId), freshness, tracing.guardListener());
   }
 
-  /** What to pass to {@link Worker#create} as dispatch listeners. */
+  /** What to pass to {@link Worker.Builder#dispatchListeners}. */
   public List<DispatchListener> dispatchListeners() {
     return List.of(metrics, tracing);
   }
 
   /** The tracing of deliveries ({@code observability.tracing}). */
+  @InternalApi("the spans behind this")
   public Tracing tracing() {
     return tracing;
   }
@@ -252,6 +293,8 @@ public final class Observability implements AutoCloseable {
       }
     }
     tracing.close();
-    registry.close();
+    if (ownsRegistry) {
+      registry.close();
+    }
   }
 }

@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.observability;
 
 import dev.pubsubworker.runtime.config.KnownSecrets;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -90,16 +91,31 @@ final class ObservabilityHttpServer {
    * @throws UncheckedIOException if the address cannot be bound
    */
   static ObservabilityHttpServer start(
-      InetSocketAddress address, PrometheusMeterRegistry registry, Health health) {
+      InetSocketAddress address, MeterRegistry registry, Health health) {
     return start(address, registry, health, Limits.DEFAULT);
   }
 
-  /** As {@link #start(InetSocketAddress, PrometheusMeterRegistry, Health)}, with {@code limits}. */
+  /**
+   * As {@link #start(InetSocketAddress, MeterRegistry, Health)}, with {@code limits}. {@code
+   * /metrics} is the registry's scrape when it is a {@link PrometheusMeterRegistry}; with any other
+   * registry the metrics go where that registry sends them, and {@code /metrics} answers 404 saying
+   * so.
+   */
   static ObservabilityHttpServer start(
-      InetSocketAddress address, PrometheusMeterRegistry registry, Health health, Limits limits) {
+      InetSocketAddress address, MeterRegistry registry, Health health, Limits limits) {
+    Supplier<Response> metrics =
+        registry instanceof PrometheusMeterRegistry prometheus
+            ? () -> new Response(200, PROMETHEUS_CONTENT_TYPE, prometheus.scrape())
+            : () ->
+                new Response(
+                    404,
+                    TEXT,
+                    "not found: the worker's metrics go to the application's "
+                        + registry.getClass().getSimpleName()
+                        + ", not to a Prometheus registry\n");
     Map<String, Supplier<Response>> routes =
         Map.of(
-            "/metrics", () -> new Response(200, PROMETHEUS_CONTENT_TYPE, registry.scrape()),
+            "/metrics", metrics,
             "/healthz", () -> verdict(health.liveness()),
             "/readyz", () -> verdict(health.readiness()));
     ServerSocketChannel listener = null;

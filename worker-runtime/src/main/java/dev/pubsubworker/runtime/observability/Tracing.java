@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import com.google.api.core.InternalApi;
 import com.google.common.hash.Hashing;
 import com.google.pubsub.v1.PubsubMessage;
 import dev.pubsubworker.core.GuardListener;
@@ -55,6 +56,7 @@ import org.slf4j.MDC;
  * trace context still puts its trace id in the log lines. Thread-safe; {@link #close} flushes and
  * stops the exporter.
  */
+@InternalApi("the spans behind Observability")
 public final class Tracing implements DispatchListener, AutoCloseable {
 
   private static final String INSTRUMENTATION = "dev.pubsubworker.runtime";

@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.observability;
 import ch.qos.logback.classic.PatternLayout;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.encoder.EncoderBase;
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.runtime.config.LogFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
@@ -36,6 +37,7 @@ import java.util.Locale;
  * masked as {@code ***} in every value, the lines of libraries included ({@link
  * dev.pubsubworker.runtime.config.KnownSecrets}).
  */
+@InternalApi("named by the logging configuration; part of the runtime's log format, not its API")
 public final class WorkerLogEncoder extends EncoderBase<ILoggingEvent> {
 
   /**

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.observability;
 
+import com.google.api.core.InternalApi;
 import com.google.cloud.pubsub.v1.AckResponse;
 import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.pubsub.Outcome;
@@ -29,6 +30,7 @@ import org.slf4j.LoggerFactory;
  * <p>Thread-safe. No listener method ever throws: a failure is logged (once at WARN, then at DEBUG)
  * and the event dropped, so metrics never change the worker's control flow.
  */
+@InternalApi("the meters behind Observability; their names are in MetricNames")
 public final class WorkerMetrics implements MeterBinder, DispatchListener {
 
   private static final Logger log = LoggerFactory.getLogger(WorkerMetrics.class);

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.runtime.config.ExactlyOnceMode;
 import dev.pubsubworker.runtime.config.GuardMode;
@@ -41,6 +42,7 @@ import java.time.Duration;
  *     in-progress-max-wait} below the lease), so that the subscription's retry backoff adds to
  *     {@link #worstCase}
  */
+@InternalApi("the figure check-config prints and run logs")
 public record CrashRecovery(
     Duration streamAckDeadline,
     Duration ackDeadline,

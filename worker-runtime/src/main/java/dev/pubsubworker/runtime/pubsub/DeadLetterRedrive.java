@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import com.google.api.gax.grpc.GrpcCallContext;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.DeadlineExceededException;
@@ -83,6 +84,7 @@ import org.slf4j.LoggerFactory;
  * "held" or "no key"; every letter is nacked back. Letters are handled one at a time, on the
  * calling thread.
  */
+@InternalApi("what Worker.redrive runs")
 public final class DeadLetterRedrive {
 
   /** The counter of redriven letters, by {@code subscription} and {@code result}. */

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import com.typesafe.config.ConfigValue;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.pubsub.TerminalFailures;
@@ -19,6 +20,7 @@ import java.util.Set;
  * Each subscription's {@code poison-exceptions}, resolved into the {@link TerminalFailures} its
  * receiver dead-letters after one attempt: {@code PoisonMessageException} and the listed classes.
  */
+@InternalApi("resolves poison-exceptions for Worker")
 public final class PoisonExceptions {
 
   private PoisonExceptions() {}

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import com.google.api.gax.core.CredentialsProvider;
 import com.google.api.gax.core.NoCredentialsProvider;
 import com.google.api.gax.grpc.GrpcTransportChannel;
@@ -39,6 +40,7 @@ import org.slf4j.LoggerFactory;
  * batch fail every pull with RESOURCE_EXHAUSTED, which the client retries forever; a call on the
  * channel that ends with RESOURCE_EXHAUSTED is logged at WARN (at most every 30 s).
  */
+@InternalApi("the worker's Pub/Sub channel and clients")
 public final class PubSubConnection implements AutoCloseable {
 
   /** The largest inbound gRPC message on the emulator channel: the Subscriber's 20 MiB. */

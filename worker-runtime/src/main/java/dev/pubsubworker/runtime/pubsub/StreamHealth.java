@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import com.google.pubsub.v1.StreamingPullRequest;
 import com.google.pubsub.v1.StreamingPullResponse;
 import io.grpc.CallOptions;
@@ -56,6 +57,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every stream opened and every stream error is reported to the {@link DispatchListener}
  * (metrics). Thread-safe; no I/O.
  */
+@InternalApi("the stream watch behind readiness")
 public final class StreamHealth {
 
   /**

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import java.util.Optional;
 
 /**
@@ -15,6 +16,7 @@ import java.util.Optional;
  *     be read (deliveries with an ordering key then wait behind each other in this process, which
  *     keeps the order either way)
  */
+@InternalApi("what the worker reads about a subscription at start")
 public record SubscriptionFacts(
     String path,
     boolean exactlyOnce,

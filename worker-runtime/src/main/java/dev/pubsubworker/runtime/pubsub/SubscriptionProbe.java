@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.SubscriptionAdminClient;
@@ -20,6 +21,7 @@ import org.slf4j.LoggerFactory;
  * the worker may not read (PERMISSION_DENIED) falls back to the configured {@code exactly-once}
  * with a warning.
  */
+@InternalApi("the worker's start-up reads of its subscriptions")
 public final class SubscriptionProbe {
 
   private static final Logger log = LoggerFactory.getLogger(SubscriptionProbe.class);

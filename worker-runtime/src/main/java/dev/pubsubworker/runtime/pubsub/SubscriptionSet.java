@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.pubsub;
 
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.core.IdempotencyGuard;
@@ -51,6 +52,7 @@ import org.slf4j.LoggerFactory;
  * handler that ignores the interrupt and still returns is fenced out at DONE (logged); that window
  * closes when the process exits right after the stop.
  */
+@InternalApi("the worker's running subscribers")
 public final class SubscriptionSet {
 
   /** The most the abandoned claims' releases may take after the grace. */

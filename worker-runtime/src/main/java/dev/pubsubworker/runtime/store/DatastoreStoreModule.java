@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
@@ -13,6 +14,7 @@ import dev.pubsubworker.core.LockBackend;
  * Application Default Credentials. The settings are checked when the module is built; the client is
  * created when the store is first injected and makes no RPC until the first verb.
  */
+@InternalApi("the injector module of a configured lock store")
 public final class DatastoreStoreModule extends AbstractModule {
 
   private final DatastoreLockSettings settings;

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
@@ -11,6 +12,7 @@ import dev.pubsubworker.core.LockBackend;
  * {@code lock-store.type = in-memory}: a process-local store. Records are lost at exit and not
  * shared between instances, so it suits tests and single-instance demos only.
  */
+@InternalApi("the injector module of a configured lock store")
 public final class InMemoryStoreModule extends AbstractModule {
 
   @Override

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.Guice;
 import com.google.inject.Injector;
 import com.google.inject.Stage;
@@ -12,6 +13,7 @@ import dev.pubsubworker.runtime.config.WorkerConfig;
  * ({@code inspect}, {@code forget}, {@code purge}) work on. Opened on first use; {@link #close()}
  * closes it.
  */
+@InternalApi("the worker's opened lock store")
 public final class LockStore implements AutoCloseable {
 
   private final Injector injector;

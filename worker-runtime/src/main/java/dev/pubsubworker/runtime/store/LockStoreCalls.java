@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.LockBackend;
 import dev.pubsubworker.core.TransactionalLockBackend;
@@ -25,6 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Thread-safe; recording costs one map insertion and removal per call.
  */
+@InternalApi("the lock-store calls in progress that liveness watches")
 public final class LockStoreCalls {
 
   /**

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.Module;
 import dev.pubsubworker.backend.datastore.DatastoreLockSettings;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
@@ -19,6 +20,7 @@ import java.util.function.Supplier;
  * Picks the module of the configured lock store and turns its settings into the backend's own, so
  * that a value the backend refuses is reported like any other config problem.
  */
+@InternalApi("picks the injector module of the configured lock store")
 public final class LockStoreModules {
 
   private static final String PATH = WorkerConfig.ROOT + ".lock-store.";
@@ -30,7 +32,10 @@ public final class LockStoreModules {
    *
    * @param config the lock-store settings
    * @param projectId the worker's project, the Datastore store's default project
-   * @throws InvalidConfigException if the backend refuses a setting; the problem names the setting
+   * @throws InvalidConfigException if the backend refuses a setting (the problem names the
+   *     setting), or the store's library is not on the class path (the problem names the dependency
+   *     to add): the runtime declares the stores as optional dependencies, so an application
+   *     carries only the one it uses
    */
   public static Module forConfig(LockStoreConfig config, String projectId) {
     List<ConfigProblem> problems = new ArrayList<>();

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import java.util.Deque;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import org.slf4j.Logger;
@@ -10,6 +11,7 @@ import org.slf4j.LoggerFactory;
  * closed, newest first, when the worker or tool stops. A store that was never used opened nothing,
  * so nothing is created just to be closed. Thread-safe.
  */
+@InternalApi("what the worker closes at stop")
 public final class OpenResources implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(OpenResources.class);

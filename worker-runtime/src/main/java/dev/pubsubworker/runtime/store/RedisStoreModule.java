@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
@@ -12,6 +13,7 @@ import dev.pubsubworker.core.LockBackend;
  * {@code lock-store.type = redis}: Redis or Memorystore through Lettuce. The settings are checked
  * when the module is built; the connection opens on the first store call.
  */
+@InternalApi("the injector module of a configured lock store")
 public final class RedisStoreModule extends AbstractModule {
 
   private final RedisLockSettings settings;

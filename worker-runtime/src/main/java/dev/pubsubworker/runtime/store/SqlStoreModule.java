@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.store;
 
+import com.google.api.core.InternalApi;
 import com.google.inject.AbstractModule;
 import com.google.inject.Provides;
 import com.google.inject.Singleton;
@@ -24,6 +25,7 @@ import java.util.Properties;
  * connect-timeout}: Hikari's connection and validation timeouts) and the driver bounds opening one
  * (see {@link #applyTimeouts}).
  */
+@InternalApi("the injector module of a configured lock store")
 public final class SqlStoreModule extends AbstractModule {
 
   private final SqlStoreConfig config;

@@ -1,5 +1,6 @@
 package dev.pubsubworker.runtime.worker;
 
+import com.google.api.core.InternalApi;
 import com.google.common.util.concurrent.AbstractIdleService;
 import com.google.common.util.concurrent.MoreExecutors;
 import com.google.common.util.concurrent.Service;
@@ -535,6 +536,7 @@ public final class Worker {
   }
 
   /** The guard's lock-store calls in progress (what liveness watches for stuck threads). */
+  @InternalApi("the calls liveness watches")
   public LockStoreCalls lockStoreCalls() {
     return injector.getInstance(LockStoreCalls.class);
   }
@@ -545,6 +547,7 @@ public final class Worker {
   }
 
   /** The running subscriptions, once started. */
+  @InternalApi("the running subscribers, for the runtime's health and tests")
   public Optional<SubscriptionSet> subscriptions() {
     return Optional.ofNullable(subscriptions);
   }

@@ -12,7 +12,10 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
-/** The shipped logback.xml routes java.util.logging through logback. */
+/**
+ * The shipped logging (logback-worker.xml, as logback-test.xml includes it) routes
+ * java.util.logging through logback.
+ */
 class JulToSlf4jTest {
 
   @Test

@@ -16,8 +16,20 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
-/** The shipped {@code logback.xml}'s boot-time choice, and the run-time switch. */
+/**
+ * The shipped logging ({@code dev/pubsubworker/runtime/logback-worker.xml}, which an application's
+ * {@code logback.xml} includes): its boot-time choice of format, and the run-time switch.
+ */
 class LogFormatsTest {
+
+  private static final String WORKER_LOGGING = "dev/pubsubworker/runtime/logback-worker.xml";
+
+  @Test
+  void the_runtime_ships_no_logback_xml_of_its_own() {
+    // An application that depends on the runtime keeps its own logging configuration; only the
+    // runtime's tests bring a logback-test.xml, which includes the worker's logging.
+    assertThat(LogFormatsTest.class.getClassLoader().getResource("logback.xml")).isNull();
+  }
 
   @Test
   void logback_xml_picks_the_format_from_the_system_property_at_boot() throws Exception {
@@ -48,7 +60,7 @@ class LogFormatsTest {
     }
   }
 
-  /** Configures a fresh logger context from the shipped logback.xml with the property set. */
+  /** Configures a fresh logger context from the shipped logging with the property set. */
   private static LogFormat bootFormat(String property) throws Exception {
     String key = "pubsub-worker.logging.format";
     String old = System.getProperty(key);
@@ -57,9 +69,13 @@ class LogFormatsTest {
     try {
       JoranConfigurator configurator = new JoranConfigurator();
       configurator.setContext(context);
-      URL xml = LogFormatsTest.class.getClassLoader().getResource("logback.xml");
-      assertThat(xml.toString()).contains("classes/logback.xml");
-      configurator.doConfigure(xml);
+      // What an application's logback.xml holds (worker-app's does): the runtime's include.
+      URL worker = LogFormatsTest.class.getClassLoader().getResource(WORKER_LOGGING);
+      assertThat(worker.toString()).contains("classes/" + WORKER_LOGGING);
+      configurator.doConfigure(
+          new java.io.ByteArrayInputStream(
+              ("<configuration><include resource=\"" + WORKER_LOGGING + "\"/></configuration>")
+                  .getBytes(StandardCharsets.UTF_8)));
       return consoleEncoder(context).getLogFormat();
     } finally {
       context.stop();
