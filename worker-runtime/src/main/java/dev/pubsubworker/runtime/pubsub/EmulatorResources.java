@@ -1,6 +1,7 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.core.InternalApi;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.SubscriptionAdminClient;
@@ -40,6 +41,7 @@ import java.util.function.Consumer;
  * <p>Only ever talks to an emulator: {@link #create} takes the emulator's {@code host:port} and
  * opens a plaintext channel without credentials to it, so it cannot reach Google Cloud.
  */
+@InternalApi("what create-resources runs")
 public final class EmulatorResources {
 
   /** The delivery attempts of a dead-letter policy it creates: Pub/Sub's default. */
