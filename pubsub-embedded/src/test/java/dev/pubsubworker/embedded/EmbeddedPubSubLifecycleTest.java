@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 class EmbeddedPubSubLifecycleTest {
 
   @Test
-  void theBuilderRefusesNonsenseWithTheValueItWasGiven() {
+  void the_builder_refuses_nonsense_with_the_value_it_was_given() {
     assertThatThrownBy(() -> EmbeddedPubSub.newBuilder().setPort(-1))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("port must be within 0..65535, but was -1");
@@ -45,7 +45,7 @@ class EmbeddedPubSubLifecycleTest {
   }
 
   @Test
-  void aTakenPortIsReportedWithTheAddress() {
+  void a_taken_port_is_reported_with_the_address() {
     try (EmbeddedPubSub first = EmbeddedPubSub.start()) {
       assertThat(first.hostPort()).isEqualTo("127.0.0.1:" + first.port());
       assertThatThrownBy(() -> EmbeddedPubSub.newBuilder().setPort(first.port()).start())
@@ -55,7 +55,7 @@ class EmbeddedPubSubLifecycleTest {
   }
 
   @Test
-  void itAnswersTheEmulatorsHttpReadinessProbeOnTheGrpcPort() throws Exception {
+  void it_answers_the_emulators_http_readiness_probe_on_the_grpc_port() throws Exception {
     try (EmbeddedPubSub server = EmbeddedPubSub.start()) {
       HttpURLConnection probe =
           (HttpURLConnection)
@@ -76,7 +76,7 @@ class EmbeddedPubSubLifecycleTest {
   }
 
   @Test
-  void closingEndsOpenStreamsWithUnavailableAndIsIdempotent() {
+  void closing_ends_open_streams_with_unavailable_and_is_idempotent() {
     EmbeddedPubSub server = EmbeddedPubSub.start();
     PubSubTarget target = new PubSubTarget(server.hostPort(), "lifecycle");
     try {
@@ -104,7 +104,8 @@ class EmbeddedPubSubLifecycleTest {
   }
 
   @Test
-  void threeSubscribersOnOneSubscriptionNackingSomeFirstDeliveriesLoseNothing() throws Exception {
+  void three_subscribers_on_one_subscription_nacking_some_first_deliveries_lose_nothing()
+      throws Exception {
     try (EmbeddedPubSub server = EmbeddedPubSub.start()) {
       PubSubTarget target = new PubSubTarget(server.hostPort(), "many");
       try {

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 class EmbeddedPubSubMainTest {
 
   @Test
-  void argumentsSetHostAndPortAndNonsenseIsRefusedInOneLine() {
+  void arguments_set_host_and_port_and_nonsense_is_refused_in_one_line() {
     PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     assertThat(
             EmbeddedPubSubMain.parse(
@@ -47,7 +47,8 @@ class EmbeddedPubSubMainTest {
   }
 
   @Test
-  void theProcessPrintsWhereItListensServesTheClientAndStopsOnSigterm() throws Exception {
+  void the_process_prints_where_it_listens_serves_the_client_and_stops_on_sigterm()
+      throws Exception {
     Path java = Path.of(System.getProperty("java.home"), "bin", "java");
     Process process =
         new ProcessBuilder(

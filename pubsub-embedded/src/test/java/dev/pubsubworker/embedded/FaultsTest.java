@@ -71,7 +71,7 @@ class FaultsTest {
   }
 
   @Test
-  void droppedAcksAreAnsweredButTheMessageComesBackAfterItsDeadline() {
+  void dropped_acks_are_answered_but_the_message_comes_back_after_its_deadline() {
     SubscriptionName subscription = subscriptionWith("d", Subscription.newBuilder());
     server.faults().dropAcks(subscription.getSubscription());
     ReceivedMessage first = target.pullExactly(subscription, 1).get(0);
@@ -85,7 +85,8 @@ class FaultsTest {
   }
 
   @Test
-  void aDelayedAckIsAnsweredAndAppliedOnlyWhenTheClockReachesItsDelay() throws Exception {
+  void a_delayed_ack_is_answered_and_applied_only_when_the_clock_reaches_its_delay()
+      throws Exception {
     SubscriptionName subscription = subscriptionWith("late", Subscription.newBuilder());
     server.faults().delayAcks(subscription.toString(), Duration.ofSeconds(5));
     ReceivedMessage first = target.pullExactly(subscription, 1).get(0);
@@ -102,8 +103,9 @@ class FaultsTest {
   }
 
   @Test
-  void onExactlyOnceAnAckDelayedPastTheDeadlineResolvesTheClientsAckResponseToInvalid()
-      throws Exception {
+  void
+      on_exactly_once_an_ack_delayed_past_the_deadline_resolves_the_clients_ack_response_to_invalid()
+          throws Exception {
     SubscriptionName subscription =
         subscriptionWith("eod", Subscription.newBuilder().setEnableExactlyOnceDelivery(true));
     server.faults().delayAcks(subscription.getSubscription(), Duration.ofMinutes(15));
@@ -140,7 +142,7 @@ class FaultsTest {
   }
 
   @Test
-  void failedAcksCarryTheChosenStatusAndLeaveTheMessageUnacked() {
+  void failed_acks_carry_the_chosen_status_and_leave_the_message_unacked() {
     SubscriptionName subscription = subscriptionWith("f", Subscription.newBuilder());
     server.faults().failAcks(subscription.getSubscription(), Status.Code.FAILED_PRECONDITION);
     ReceivedMessage first = target.pullExactly(subscription, 1).get(0);
@@ -154,7 +156,7 @@ class FaultsTest {
   }
 
   @Test
-  void aDuplicatedDeliveryArrivesTwiceUnderTwoAckIds() {
+  void a_duplicated_delivery_arrives_twice_under_two_ack_ids() {
     SubscriptionName subscription = subscriptionWith("twice", Subscription.newBuilder());
     server.faults().duplicateDeliveries(subscription.getSubscription(), 1);
 
@@ -169,7 +171,7 @@ class FaultsTest {
   }
 
   @Test
-  void aResetStreamEndsWithUnavailableAndItsMessagesReturnAtTheirDeadline() {
+  void a_reset_stream_ends_with_unavailable_and_its_messages_return_at_their_deadline() {
     SubscriptionName subscription = subscriptionWith("reset", Subscription.newBuilder());
     BidiStream<StreamingPullRequest, StreamingPullResponse> stream =
         target.subscriptions.streamingPullCallable().call();
@@ -190,7 +192,7 @@ class FaultsTest {
   }
 
   @Test
-  void pausedDeliveryHoldsMessagesUntilResumed() {
+  void paused_delivery_holds_messages_until_resumed() {
     SubscriptionName subscription = subscriptionWith("paused", Subscription.newBuilder());
     server.faults().pauseDelivery(subscription.getSubscription());
 
@@ -201,7 +203,7 @@ class FaultsTest {
   }
 
   @Test
-  void addedLatencyHoldsEveryRequestAtLeastThatLong() {
+  void added_latency_holds_every_request_at_least_that_long() {
     SubscriptionName subscription = subscriptionWith("slow", Subscription.newBuilder());
     server.faults().addLatency(Duration.ofMillis(300));
 
@@ -213,7 +215,7 @@ class FaultsTest {
   }
 
   @Test
-  void switchesRefuseNonsense() {
+  void switches_refuse_nonsense() {
     assertThatThrownBy(() -> server.faults().delayAcks("s", Duration.ZERO))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage("ack delay must be > 0, but was PT0S");

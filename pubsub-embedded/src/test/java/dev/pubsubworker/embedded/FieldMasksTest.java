@@ -41,7 +41,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void aTopLevelPathTakesTheWholeFieldFromTheUpdate() {
+  void a_top_level_path_takes_the_whole_field_from_the_update() {
     Subscription updated =
         apply(
             Subscription.newBuilder()
@@ -59,7 +59,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void aNestedPathChangesOneFieldAndKeepsItsSiblings() {
+  void a_nested_path_changes_one_field_and_keeps_its_siblings() {
     Subscription updated =
         apply(
             Subscription.newBuilder()
@@ -78,7 +78,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void aNamedFieldLeftUnsetInTheUpdateIsCleared() {
+  void a_named_field_left_unset_in_the_update_is_cleared() {
     Subscription updated =
         apply(Subscription.getDefaultInstance(), "retry_policy.minimum_backoff", "labels");
 
@@ -91,7 +91,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void aNestedPathIntoAnUnsetPolicyCreatesIt() {
+  void a_nested_path_into_an_unset_policy_creates_it() {
     Subscription current = CURRENT.toBuilder().clearRetryPolicy().build();
 
     Subscription updated =
@@ -109,7 +109,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void pathsThatNameNoFieldAreRefusedNamingThePath() {
+  void paths_that_name_no_field_are_refused_naming_the_path() {
     for (String path :
         new String[] {
           "bogus", "retry_policy.bogus", "ack_deadline_seconds.x", "labels.team", "retryPolicy", ""
@@ -125,7 +125,7 @@ class FieldMasksTest {
   }
 
   @Test
-  void immutableFieldsAndEmptyMasksAreRefused() {
+  void immutable_fields_and_empty_masks_are_refused() {
     assertThatThrownBy(() -> apply(Subscription.getDefaultInstance(), "topic"))
         .hasMessageEndingWith("the 'topic' field cannot be updated");
     assertThatThrownBy(() -> apply(Subscription.getDefaultInstance(), "name.x"))

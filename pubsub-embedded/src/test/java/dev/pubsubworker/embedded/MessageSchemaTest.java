@@ -61,7 +61,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void aProto3FileWithNestedTypesMapsOneofsAndOptionsIsRead() throws Exception {
+  void a_proto3_file_with_nested_types_maps_oneofs_and_options_is_read() throws Exception {
     MessageSchema schema = proto(ORDER);
 
     assertThatCode(
@@ -89,7 +89,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void binaryMessagesAreReadAsTheWireFormat() throws Exception {
+  void binary_messages_are_read_as_the_wire_format() throws Exception {
     MessageSchema schema = proto(ORDER);
 
     // id "o-1", quantity 3, first_line { sku "s" }.
@@ -108,7 +108,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void proto2RequiredFieldsMustBePresent() throws Exception {
+  void proto2_required_fields_must_be_present() throws Exception {
     MessageSchema schema =
         proto(
             "syntax = \"proto2\";\n"
@@ -125,7 +125,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void aFileWithoutASyntaxStatementIsProto2() throws Exception {
+  void a_file_without_a_syntax_statement_is_proto2() throws Exception {
     MessageSchema schema = proto("message M { optional string s = 1; }");
 
     assertThatCode(() -> schema.check(utf8("{\"s\":\"x\"}"), Encoding.JSON))
@@ -133,7 +133,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void definitionsASchemaCannotUseAreRefusedSayingWhy() {
+  void definitions_a_schema_cannot_use_are_refused_saying_why() {
     assertThatThrownBy(
             () ->
                 proto("syntax = \"proto3\";\nimport \"google/protobuf/any.proto\";\nmessage A {}"))
@@ -160,7 +160,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void avroJsonMessagesUseAvrosJsonEncodingWithTaggedUnions() throws Exception {
+  void avro_json_messages_use_avros_json_encoding_with_tagged_unions() throws Exception {
     MessageSchema schema =
         MessageSchema.parse(
             Schema.Type.AVRO,
@@ -189,7 +189,7 @@ class MessageSchemaTest {
   }
 
   @Test
-  void anAvroDefinitionThatDoesNotParseIsRefused() {
+  void an_avro_definition_that_does_not_parse_is_refused() {
     assertThatThrownBy(() -> MessageSchema.parse(Schema.Type.AVRO, "{\"type\":\"record\"}"))
         .isInstanceOf(MessageSchema.InvalidDefinition.class);
     assertThatThrownBy(() -> MessageSchema.parse(Schema.Type.AVRO, "{\"type\":\"strin\"}"))

@@ -33,7 +33,7 @@ class RealClientRoundTripTest {
   }
 
   @Test
-  void aNineMegabyteMessageRoundTripsThroughPublisherAndSubscriber() throws Exception {
+  void a_nine_megabyte_message_round_trips_through_publisher_and_subscriber() throws Exception {
     TopicName topic = target.createTopic("large");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     byte[] payload = new byte[9 * 1024 * 1024];
@@ -77,7 +77,8 @@ class RealClientRoundTripTest {
   }
 
   @Test
-  void aSubscriberWithFlowControlDrainsABacklogAndEveryMessageIsAckedOnce() throws Exception {
+  void a_subscriber_with_flow_control_drains_a_backlog_and_every_message_is_acked_once()
+      throws Exception {
     TopicName topic = target.createTopic("backlog");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     int count = 1_000;
@@ -123,7 +124,7 @@ class RealClientRoundTripTest {
   }
 
   @Test
-  void aLongRunOfOneOrderingKeyReachesTheSubscriberInOrder() throws Exception {
+  void a_long_run_of_one_ordering_key_reaches_the_subscriber_in_order() throws Exception {
     TopicName topic = target.createTopic("ordered");
     SubscriptionName subscription =
         target.createSubscription(topic, Subscription.newBuilder().setEnableMessageOrdering(true));

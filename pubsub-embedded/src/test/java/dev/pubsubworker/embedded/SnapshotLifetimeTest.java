@@ -49,7 +49,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void aSnapshotLivesSevenDaysMinusTheAgeOfTheOldestUnackedMessageThenIsGone() {
+  void a_snapshot_lives_seven_days_minus_the_age_of_the_oldest_unacked_message_then_is_gone() {
     TopicName topic = target.createTopic("lifetime");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     target.publish(topic, "old");
@@ -76,7 +76,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void withAnEmptyBacklogASnapshotLivesSevenDays() {
+  void with_an_empty_backlog_a_snapshot_lives_seven_days() {
     TopicName topic = target.createTopic("empty");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
 
@@ -88,7 +88,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void aSnapshotThatWouldExpireWithinAnHourIsRefused() {
+  void a_snapshot_that_would_expire_within_an_hour_is_refused() {
     TopicName topic = target.createTopic("too-old");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     target.publish(topic, "ancient");
@@ -107,7 +107,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void anUpdatedExpireTimeMustLieBetweenNowAndSevenDaysAfterCreation() {
+  void an_updated_expire_time_must_lie_between_now_and_seven_days_after_creation() {
     TopicName topic = target.createTopic("expire-update");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     String name = snapshotName("expire-update");
@@ -130,7 +130,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void seekingToASnapshotEndsLeasesAndTheOldAckIdsNoLongerAck() {
+  void seeking_to_a_snapshot_ends_leases_and_the_old_ack_ids_no_longer_ack() {
     TopicName topic = target.createTopic("seek-leases");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     target.publish(topic, "leased");
@@ -151,7 +151,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void afterASeekToASnapshotAnOrderingKeysMessagesComeInPublishOrder() {
+  void after_a_seek_to_a_snapshot_an_ordering_keys_messages_come_in_publish_order() {
     TopicName topic = target.createTopic("seek-ordering");
     SubscriptionName subscription =
         target.createSubscription(topic, Subscription.newBuilder().setEnableMessageOrdering(true));
@@ -176,7 +176,7 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void aTopicsRetentionWindowBoundsHowFarBackASeekReaches() {
+  void a_topics_retention_window_bounds_how_far_back_a_seek_reaches() {
     TopicName topic = TopicName.of(target.project, target.uniqueId("window"));
     target.topics.createTopic(
         Topic.newBuilder()
@@ -200,7 +200,8 @@ class SnapshotLifetimeTest {
   }
 
   @Test
-  void aSnapshotOfADeletedTopicMatchesNoSubscriptionOfTheTopicRecreatedUnderItsName() {
+  void
+      a_snapshot_of_a_deleted_topic_matches_no_subscription_of_the_topic_recreated_under_its_name() {
     TopicName topic = target.createTopic("recreated");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     String name = snapshotName("recreated");

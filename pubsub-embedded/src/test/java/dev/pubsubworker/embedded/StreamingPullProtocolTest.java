@@ -68,7 +68,7 @@ class StreamingPullProtocolTest {
   }
 
   @Test
-  void flowControlHoldsBackMessagesUntilOutstandingOnesAreAcked() {
+  void flow_control_holds_back_messages_until_outstanding_ones_are_acked() {
     TopicName topic = target.createTopic("flow");
     SubscriptionName subscription = target.createSubscription(topic, Subscription.newBuilder());
     target.publish(topic, "1", "2", "3", "4", "5");
@@ -86,7 +86,7 @@ class StreamingPullProtocolTest {
   }
 
   @Test
-  void onExactlyOnceInStreamAcksAndModacksAreConfirmedPerAckId() {
+  void on_exactly_once_in_stream_acks_and_modacks_are_confirmed_per_ack_id() {
     TopicName topic = target.createTopic("confirm");
     SubscriptionName subscription =
         target.createSubscription(
@@ -120,7 +120,7 @@ class StreamingPullProtocolTest {
   }
 
   @Test
-  void aDelayedInStreamAckIsConfirmedAtTheTickThatAppliesIt() {
+  void a_delayed_in_stream_ack_is_confirmed_at_the_tick_that_applies_it() {
     TopicName topic = target.createTopic("delayed-confirm");
     SubscriptionName subscription =
         target.createSubscription(
@@ -157,7 +157,8 @@ class StreamingPullProtocolTest {
   }
 
   @Test
-  void aStreamIsRefusedWithoutASubscriptionOrForAMissingOneAndEndsWhenItsSubscriptionIsDeleted() {
+  void
+      a_stream_is_refused_without_a_subscription_or_for_a_missing_one_and_ends_when_its_subscription_is_deleted() {
     BidiStream<StreamingPullRequest, StreamingPullResponse> unnamed =
         target.subscriptions.streamingPullCallable().call();
     unnamed.send(StreamingPullRequest.newBuilder().setStreamAckDeadlineSeconds(10).build());

@@ -52,7 +52,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aLeaseHoldsTheMessageUntilItsDeadlineThenItIsRedeliveredUnderANewAckId() {
+  void a_lease_holds_the_message_until_its_deadline_then_it_is_redelivered_under_a_new_ack_id() {
     SubscriptionState state = state(Subscription.newBuilder());
     publish(state, "a", "");
     ReceivedMessage first = deliver(state, T0);
@@ -65,7 +65,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aModackMovesTheDeadlineAndAnAckEndsTheMessage() {
+  void a_modack_moves_the_deadline_and_an_ack_ends_the_message() {
     SubscriptionState state = state(Subscription.newBuilder());
     publish(state, "a", "");
     ReceivedMessage first = deliver(state, T0);
@@ -79,7 +79,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void onExactlyOnceSubscriptionsOnlyTheCurrentUnexpiredAckIdIsValid() {
+  void on_exactly_once_subscriptions_only_the_current_unexpired_ack_id_is_valid() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableExactlyOnceDelivery(true));
     publish(state, "a", "");
     ReceivedMessage first = deliver(state, T0);
@@ -93,7 +93,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withoutExactlyOnceAnOldAckIdStillAcksTheMessage() {
+  void without_exactly_once_an_old_ack_id_still_acks_the_message() {
     SubscriptionState state = state(Subscription.newBuilder());
     publish(state, "a", "");
     ReceivedMessage first = deliver(state, T0);
@@ -107,7 +107,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void theRetryPolicyDoublesTheBackoffFromTheMinimumUpToTheMaximum() {
+  void the_retry_policy_doubles_the_backoff_from_the_minimum_up_to_the_maximum() {
     SubscriptionState state =
         state(
             Subscription.newBuilder()
@@ -126,7 +126,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aNackedMessageWaitsOutItsBackoffAndSoDoesAnExpiredOne() {
+  void a_nacked_message_waits_out_its_backoff_and_so_does_an_expired_one() {
     SubscriptionState state =
         state(
             Subscription.newBuilder()
@@ -149,7 +149,8 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void afterMaxDeliveryAttemptsTheMessageGoesToTheDeadLetterSinkWithItsAttemptCount() {
+  void
+      after_max_delivery_attempts_the_message_goes_to_the_dead_letter_sink_with_its_attempt_count() {
     SubscriptionState state =
         state(
             Subscription.newBuilder()
@@ -177,7 +178,8 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withOrderingAKeyGoesOutAsARunInPublishOrderAndANackTakesBackTheRestOfTheRun() {
+  void
+      with_ordering_a_key_goes_out_as_a_run_in_publish_order_and_a_nack_takes_back_the_rest_of_the_run() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
     publish(state, "k1", "k");
     publish(state, "k2", "k");
@@ -204,7 +206,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withOrderingTheRestOfARunGoesOnlyToTheStreamHoldingItsStart() {
+  void with_ordering_the_rest_of_a_run_goes_only_to_the_stream_holding_its_start() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
     PullStream one = new PullStream(state, null, 10, 0, 0, T0);
     PullStream two = new PullStream(state, null, 10, 0, 0, T0);
@@ -226,7 +228,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withOrderingAnExpiredLeaseRestartsTheKeyFromThatMessage() {
+  void with_ordering_an_expired_lease_restarts_the_key_from_that_message() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
     publish(state, "k1", "k");
     publish(state, "k2", "k");
@@ -277,7 +279,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void messagesAreDealtInTurnToTheStreamHoldingTheFewest() {
+  void messages_are_dealt_in_turn_to_the_stream_holding_the_fewest() {
     SubscriptionState state = state(Subscription.newBuilder());
     PullStream a = stream(state, 0, T0);
     PullStream b = stream(state, 0, T0);
@@ -295,7 +297,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aStreamIsNeverDealtMoreThanItsWindowAndTheOthersShareTheRest() {
+  void a_stream_is_never_dealt_more_than_its_window_and_the_others_share_the_rest() {
     SubscriptionState state = state(Subscription.newBuilder());
     PullStream small = stream(state, 2, T0);
     PullStream a = stream(state, 1000, T0);
@@ -308,7 +310,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aNewStreamRampsUpWithTimeAndWithItsAcks() {
+  void a_new_stream_ramps_up_with_time_and_with_its_acks() {
     SubscriptionState state = state(Subscription.newBuilder());
     PullStream alone = stream(state, 1000, T0);
     publish(state, 600);
@@ -328,7 +330,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void aStreamThatOpensLaterCatchesUpWithWhatTheOthersHold() {
+  void a_stream_that_opens_later_catches_up_with_what_the_others_hold() {
     SubscriptionState state = state(Subscription.newBuilder());
     PullStream a = stream(state, 0, T0);
     PullStream b = stream(state, 0, T0);
@@ -344,7 +346,8 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void outstandingMessagesStayWhereTheyAreAndWhatComesBackGoesToTheStreamHoldingTheFewest() {
+  void
+      outstanding_messages_stay_where_they_are_and_what_comes_back_goes_to_the_stream_holding_the_fewest() {
     SubscriptionState state = state(Subscription.newBuilder());
     PullStream a = stream(state, 0, T0);
     publish(state, 6);
@@ -363,7 +366,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void withOrderingAKeysRunStaysOnItsStreamWhileTheOtherKeysAreSpread() {
+  void with_ordering_a_keys_run_stays_on_its_stream_while_the_other_keys_are_spread() {
     SubscriptionState state = state(Subscription.newBuilder().setEnableMessageOrdering(true));
     PullStream a = stream(state, 0, T0);
     PullStream b = stream(state, 0, T0);
@@ -397,7 +400,7 @@ class SubscriptionStateTest {
   }
 
   @Test
-  void seekingToATimeAcksOlderMessagesAndBringsBackRetainedNewerOnes() {
+  void seeking_to_a_time_acks_older_messages_and_brings_back_retained_newer_ones() {
     SubscriptionState state = state(Subscription.newBuilder().setRetainAckedMessages(true));
     QueuedMessage a = publish(state, "a", "");
     ReceivedMessage delivered = deliver(state, T0);

@@ -35,7 +35,7 @@ class ValidationTest {
   }
 
   @Test
-  void aRequestHoldsOneToAThousandMessages() {
+  void a_request_holds_one_to_a_thousand_messages() {
     List<PubsubMessage> thousand = new ArrayList<>();
     for (int i = 0; i < 1000; i++) {
       thousand.add(data("m").build());
@@ -49,7 +49,7 @@ class ValidationTest {
   }
 
   @Test
-  void aMessageNeedsDataOrAnAttribute() {
+  void a_message_needs_data_or_an_attribute() {
     assertRefused(List.of(PubsubMessage.getDefaultInstance()), "Some messages are empty");
     assertRefused(
         List.of(PubsubMessage.newBuilder().setOrderingKey("k").build()), "Some messages are empty");
@@ -57,7 +57,7 @@ class ValidationTest {
   }
 
   @Test
-  void aMessageHasAtMostAHundredAttributes() {
+  void a_message_has_at_most_a_hundred_attributes() {
     Map<String, String> attributes = new HashMap<>();
     for (int i = 0; i < 100; i++) {
       attributes.put("k" + i, "v");
@@ -71,7 +71,7 @@ class ValidationTest {
   }
 
   @Test
-  void attributeKeysAndValuesAreMeasuredInUtf8Bytes() {
+  void attribute_keys_and_values_are_measured_in_utf8_bytes() {
     assertAccepted(List.of(PubsubMessage.newBuilder().putAttributes("k".repeat(256), "v").build()));
     assertAccepted(List.of(PubsubMessage.newBuilder().putAttributes("é".repeat(128), "v").build()));
     assertAccepted(
@@ -89,7 +89,7 @@ class ValidationTest {
   }
 
   @Test
-  void anErrorQuotesAtMost32CharactersOfAKey() {
+  void an_error_quotes_at_most32_characters_of_a_key() {
     assertThatThrownBy(
             () ->
                 Validation.checkPublish(
@@ -99,7 +99,8 @@ class ValidationTest {
   }
 
   @Test
-  void keysStartingWithGoogAreReservedButTheClientLibrariesGoogclientPrefixIsAllowed() {
+  void
+      keys_starting_with_goog_are_reserved_but_the_client_libraries_googclient_prefix_is_allowed() {
     assertRefused(
         List.of(PubsubMessage.newBuilder().putAttributes("goog", "v").build()), "reserved");
     assertRefused(
@@ -112,7 +113,7 @@ class ValidationTest {
   }
 
   @Test
-  void anOrderingKeyIsAtMost1024Bytes() {
+  void an_ordering_key_is_at_most1024_bytes() {
     assertAccepted(List.of(data("x").setOrderingKey("o".repeat(1024)).build()));
     assertRefused(
         List.of(data("x").setOrderingKey("o".repeat(1023) + "é").build()),
@@ -120,7 +121,7 @@ class ValidationTest {
   }
 
   @Test
-  void aRequestIsAtMostTenMegabytesInAll() {
+  void a_request_is_at_most_ten_megabytes_in_all() {
     int limit = Validation.MAX_PUBLISH_REQUEST_BYTES;
     PubsubMessage half =
         PubsubMessage.newBuilder().setData(ByteString.copyFrom(new byte[limit / 2 - 8])).build();
@@ -132,7 +133,7 @@ class ValidationTest {
   }
 
   @Test
-  void retentionIsTenMinutesToThirtyOneDays() {
+  void retention_is_ten_minutes_to_thirty_one_days() {
     assertThatCode(() -> Validation.checkRetention(proto(Duration.ofMinutes(10))))
         .doesNotThrowAnyException();
     assertThatCode(() -> Validation.checkRetention(proto(Duration.ofDays(31))))
@@ -147,7 +148,7 @@ class ValidationTest {
   }
 
   @Test
-  void anExpirationTtlIsAtLeastOneDay() {
+  void an_expiration_ttl_is_at_least_one_day() {
     assertThatCode(() -> Validation.checkExpirationTtl(proto(Duration.ofDays(1))))
         .doesNotThrowAnyException();
     assertThatThrownBy(() -> Validation.checkExpirationTtl(proto(Duration.ofHours(23))))
