@@ -9,6 +9,7 @@ import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.TopicName;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import dev.pubsubworker.runtime.pubsub.AdminCalls;
 import dev.pubsubworker.runtime.pubsub.PubSubConnection;
 import java.io.IOException;
 import java.io.InputStream;
@@ -273,15 +274,7 @@ final class PublishCommand implements Callable<Integer> {
   private int unavailable(ApiException e) {
     PrintWriter err = spec.commandLine().getErr();
     // gax puts the gRPC exception's toString in the message; the operator needs its text only.
-    String message =
-        e.getMessage() == null
-            ? ""
-            : e.getMessage()
-                .lines()
-                .findFirst()
-                .orElse("")
-                .replaceFirst("^[\\w.$]+(Exception|Error): ", "")
-                .replaceFirst("^" + e.getStatusCode().getCode() + ": ", "");
+    String message = AdminCalls.statusText(e);
     StatusCode.Code code = e.getStatusCode().getCode();
     boolean unreachable =
         code == StatusCode.Code.UNAVAILABLE || code == StatusCode.Code.DEADLINE_EXCEEDED;

@@ -1,6 +1,8 @@
 package dev.pubsubworker.runtime.pubsub;
 
 import com.google.api.core.ApiFuture;
+import com.google.api.core.InternalApi;
+import com.google.api.gax.rpc.ApiException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 
@@ -10,9 +12,25 @@ import java.util.concurrent.ExecutionException;
  * methods wait uninterruptibly, through every retry until their total timeout; a stop during
  * start-up must not.)
  */
-final class AdminCalls {
+@InternalApi("the runtime's admin calls and their error text")
+public final class AdminCalls {
 
   private AdminCalls() {}
+
+  /**
+   * The text of a Pub/Sub call's failure as an operator reads it: the first line of its message,
+   * without the gRPC exception's class name and status code that gax puts in front; empty if none.
+   */
+  public static String statusText(ApiException e) {
+    return e.getMessage() == null
+        ? ""
+        : e.getMessage()
+            .lines()
+            .findFirst()
+            .orElse("")
+            .replaceFirst("^[\\w.$]+(Exception|Error): ", "")
+            .replaceFirst("^" + e.getStatusCode().getCode() + ": ", "");
+  }
 
   /**
    * The call's result.

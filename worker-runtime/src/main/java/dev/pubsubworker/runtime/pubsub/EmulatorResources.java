@@ -370,15 +370,7 @@ public final class EmulatorResources {
 
     /** The status's own text, as {@code " (TEXT)"}, without gax's exception-class prefix. */
     private static String statusText(ApiException e) {
-      String text =
-          e.getMessage() == null
-              ? ""
-              : e.getMessage()
-                  .lines()
-                  .findFirst()
-                  .orElse("")
-                  .replaceFirst("^[\\w.$]+(Exception|Error): ", "")
-                  .replaceFirst("^" + e.getStatusCode().getCode() + ": ", "");
+      String text = AdminCalls.statusText(e);
       return text.isEmpty() ? "" : " (" + text + ")";
     }
   }
