@@ -266,6 +266,11 @@ public record SubscriptionConfig(
    *     overriding the subscription's dead-letter policy topic; empty to use that policy's topic
    * @param deadLetterSubscription the subscription on the dead-letter topic that {@code redrive}
    *     reads by default, as {@code projects/P/subscriptions/S}; empty for none
+   * @param redriveSubscription a subscription {@code run} also pulls, continuously, processing each
+   *     message on it as this subscription would (its handler, guard, key namespace, and the
+   *     original message a dead letter carries, so a message that ran before is a duplicate), as
+   *     {@code projects/P/subscriptions/S}; empty for none. Never this subscription itself nor its
+   *     {@code dead-letter-subscription}
    * @param inProgressMaxWait how long a delivery whose key is held (by another claim, or by a
    *     delivery of this process) waits, parked, before it is nacked; zero nacks at once. At most
    *     {@code maxAckExtension}
@@ -274,6 +279,7 @@ public record SubscriptionConfig(
       List<String> poisonExceptions,
       Optional<String> deadLetterTopic,
       Optional<String> deadLetterSubscription,
+      Optional<String> redriveSubscription,
       Duration inProgressMaxWait) {
 
     public FailurePolicy {
@@ -297,7 +303,18 @@ public record SubscriptionConfig(
         }
       }
       Optional<String> deadLetterTopic = deadLetterTopic(r, projectId);
-      Optional<String> deadLetterSubscription = deadLetterSubscription(r, projectId);
+      Optional<String> deadLetterSubscription =
+          subscriptionPath(r, "dead-letter-subscription", projectId);
+      Optional<String> redriveSubscription = subscriptionPath(r, "redrive-subscription", projectId);
+      if (redriveSubscription.isPresent()
+          && redriveSubscription.equals(deadLetterSubscription)
+          && !r.failed("dead-letter-subscription")) {
+        r.problemOnAny(
+            "redrive-subscription must not be the dead-letter-subscription: terminal failures"
+                + " would come straight back to be run again",
+            "redrive-subscription",
+            "dead-letter-subscription");
+      }
       Duration inProgressMaxWait = r.duration("in-progress-max-wait", Duration.ZERO);
       Duration maxAck = client.maxAckExtension();
       if (!r.failed("in-progress-max-wait")
@@ -311,15 +328,21 @@ public record SubscriptionConfig(
                 + DurationText.of(inProgressMaxWait));
       }
       return new FailurePolicy(
-          poisonExceptions, deadLetterTopic, deadLetterSubscription, inProgressMaxWait);
+          poisonExceptions,
+          deadLetterTopic,
+          deadLetterSubscription,
+          redriveSubscription,
+          inProgressMaxWait);
     }
 
     /**
-     * {@code dead-letter-subscription}: empty for none, a subscription id in the worker's project,
-     * or {@code projects/P/subscriptions/S}; returned as a full path.
+     * A subscription setting ({@code dead-letter-subscription}, {@code redrive-subscription}):
+     * empty for none, a subscription id in the worker's project, or {@code
+     * projects/P/subscriptions/S}; returned as a full path.
      */
-    private static Optional<String> deadLetterSubscription(SettingsReader r, String projectId) {
-      String name = r.string("dead-letter-subscription");
+    private static Optional<String> subscriptionPath(
+        SettingsReader r, String key, String projectId) {
+      String name = r.string(key);
       if (name.isEmpty()) {
         return Optional.empty();
       }
@@ -330,7 +353,7 @@ public record SubscriptionConfig(
         return Optional.of("projects/" + projectId + "/subscriptions/" + name);
       }
       r.problem(
-          "dead-letter-subscription",
+          key,
           "must be a subscription id (a letter, then 2 to 254 letters, digits and - . _ ~ + %, not"
               + " starting with goog) or projects/PROJECT/subscriptions/ID, but was '"
               + name
@@ -373,6 +396,19 @@ public record SubscriptionConfig(
     GuardPolicy guard = GuardPolicy.read(r, id);
     ClientSettings client = ClientSettings.read(r);
     FailurePolicy failures = FailurePolicy.read(r, projectId, client);
+    if (!name.isEmpty()
+        && failures.redriveSubscription().isPresent()
+        && failures
+            .redriveSubscription()
+            .get()
+            .equals(
+                name.startsWith("projects/")
+                    ? name
+                    : "projects/" + projectId + "/subscriptions/" + name)) {
+      r.problem(
+          "redrive-subscription",
+          "must be another subscription than this one (" + name + "), which run pulls already");
+    }
     r.skip("name");
     r.skip("handler");
     return new SubscriptionConfig(id, name, handler, guard, client, failures);

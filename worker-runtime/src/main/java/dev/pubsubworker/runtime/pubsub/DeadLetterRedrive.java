@@ -345,18 +345,7 @@ public final class DeadLetterRedrive {
 
   /** The subscription a letter names as its source, as a full path; empty when it names none. */
   private Optional<String> source(PubsubMessage letter) {
-    String ours = letter.getAttributesOrDefault(DeadLetterAttributes.SUBSCRIPTION, "");
-    if (ours.startsWith("projects/")) {
-      return Optional.of(ours);
-    }
-    String id = letter.getAttributesOrDefault(DeadLetterAttributes.SOURCE_SUBSCRIPTION, "");
-    if (id.isEmpty()) {
-      return Optional.empty();
-    }
-    String project =
-        letter.getAttributesOrDefault(
-            DeadLetterAttributes.SOURCE_SUBSCRIPTION_PROJECT, config.projectId());
-    return Optional.of(SubscriptionProbe.path(project, id));
+    return RedriveReceiver.sourceOf(letter, config.projectId());
   }
 
   /** What a run would do with {@code original}, from its key's record; changes nothing. */

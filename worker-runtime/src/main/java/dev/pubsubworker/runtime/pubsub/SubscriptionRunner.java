@@ -5,6 +5,8 @@ import com.google.api.gax.batching.FlowControlSettings;
 import com.google.api.gax.batching.FlowController;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
+import com.google.cloud.pubsub.v1.MessageReceiver;
+import com.google.cloud.pubsub.v1.MessageReceiverWithAckResponse;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
@@ -47,6 +49,31 @@ final class SubscriptionRunner {
       PubSubConnection connection,
       Duration shutdownTimeout,
       Consumer<Throwable> onFailure) {
+    this(
+        config,
+        facts,
+        receiver,
+        receiver.asMessageReceiver(),
+        handlerThreads,
+        connection,
+        shutdownTimeout,
+        onFailure);
+  }
+
+  /**
+   * A runner of {@code facts.path()} feeding {@code receiver} (with exactly-once delivery) or
+   * {@code plain} (without): the subscription's own, or its redrive subscription's ({@link
+   * RedriveReceiver}), with {@code config}'s client settings either way.
+   */
+  SubscriptionRunner(
+      SubscriptionConfig config,
+      SubscriptionFacts facts,
+      MessageReceiverWithAckResponse receiver,
+      MessageReceiver plain,
+      HandlerPools handlerThreads,
+      PubSubConnection connection,
+      Duration shutdownTimeout,
+      Consumer<Throwable> onFailure) {
     this.config = config;
     this.facts = facts;
     this.handlerThreads = handlerThreads;
@@ -54,7 +81,7 @@ final class SubscriptionRunner {
     if (facts.exactlyOnce()) {
       b = Subscriber.newBuilder(facts.path(), receiver);
     } else {
-      b = Subscriber.newBuilder(facts.path(), receiver.asMessageReceiver());
+      b = Subscriber.newBuilder(facts.path(), plain);
     }
     b.setFlowControlSettings(
             FlowControlSettings.newBuilder()

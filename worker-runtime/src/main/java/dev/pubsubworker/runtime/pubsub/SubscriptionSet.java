@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -131,11 +132,26 @@ public final class SubscriptionSet {
       BooleanSupplier aborted) {
     List<SubscriptionConfig> subs = config.orderedSubscriptions();
     List<SubscriptionFacts> facts = new ArrayList<>();
+    Map<String, SubscriptionFacts> redriveFacts = new HashMap<>();
     for (SubscriptionConfig s : subs) {
       checkNotAborted(aborted);
       SubscriptionFacts f = SubscriptionProbe.read(connection, config.projectId(), s);
       streams.register(f.path(), s.id());
       facts.add(f);
+      if (s.failures().redriveSubscription().isPresent()) {
+        // Read as the subscription's own settings would read it: a missing one stops the start.
+        SubscriptionConfig redrive =
+            new SubscriptionConfig(
+                s.id(),
+                s.failures().redriveSubscription().get(),
+                s.handler(),
+                s.guard(),
+                s.client(),
+                s.failures());
+        SubscriptionFacts r = SubscriptionProbe.read(connection, config.projectId(), redrive);
+        streams.register(r.path(), s.id());
+        redriveFacts.put(s.id(), r);
+      }
     }
     List<Optional<String>> deadLetterTopics =
         DeadLetterPolicyCheck.withTopicLookup(
@@ -184,6 +200,22 @@ public final class SubscriptionSet {
       runners.add(
           new SubscriptionRunner(
               s, facts.get(i), receiver, handlerThreads, connection, shutdownTimeout, onFailure));
+      SubscriptionFacts r = redriveFacts.get(s.id());
+      if (r != null) {
+        RedriveReceiver redrive =
+            new RedriveReceiver(
+                receiver, s.id(), facts.get(i).path(), r.path(), config.projectId());
+        runners.add(
+            new SubscriptionRunner(
+                s,
+                r,
+                redrive,
+                redrive.asMessageReceiver(),
+                new HandlerPools(s.client().executorThreads(), "handler-" + s.id() + "-redrive-"),
+                connection,
+                shutdownTimeout,
+                onFailure));
+      }
     }
     SubscriptionSet set = new SubscriptionSet(runners, receivers, parkTimer, publishers);
     try {

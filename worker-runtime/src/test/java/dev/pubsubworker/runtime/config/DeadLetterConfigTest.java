@@ -94,6 +94,43 @@ class DeadLetterConfigTest {
   }
 
   @Test
+  void a_redrive_subscription_is_read_like_one_and_is_neither_the_subscription_nor_its_dlq()
+      throws IOException {
+    assertThat(load("", "").subscriptions().get("orders").failures().redriveSubscription())
+        .isEmpty();
+    assertThat(
+            load("redrive-subscription = orders-redrive", "")
+                .subscriptions()
+                .get("orders")
+                .failures()
+                .redriveSubscription())
+        .contains("projects/demo-project/subscriptions/orders-redrive");
+    assertThat(problems("redrive-subscription = \"projects/x/topics/t\"", ""))
+        .singleElement()
+        .asString()
+        .startsWith(
+            "pubsub-worker.subscriptions.orders.redrive-subscription: must be a subscription id");
+    assertThat(problems("redrive-subscription = orders-sub", ""))
+        .singleElement()
+        .asString()
+        .startsWith(
+            "pubsub-worker.subscriptions.orders.redrive-subscription: must be another"
+                + " subscription than this one (orders-sub)");
+    assertThat(
+            problems(
+                "redrive-subscription = \"projects/demo-project/subscriptions/orders-sub\"", ""))
+        .singleElement()
+        .asString()
+        .contains("must be another subscription than this one");
+    assertThat(problems("redrive-subscription = dlq, dead-letter-subscription = dlq", ""))
+        .isNotEmpty()
+        .allSatisfy(
+            p ->
+                assertThat(p)
+                    .contains("redrive-subscription must not be the dead-letter-subscription"));
+  }
+
+  @Test
   void poison_exceptions_are_read_from_the_subscription_or_its_defaults() throws IOException {
     WorkerConfig c =
         load(
