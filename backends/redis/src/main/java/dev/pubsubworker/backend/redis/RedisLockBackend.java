@@ -138,6 +138,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   private final RedisErrors errors;
   private final RedisConnection connection;
   private final ScriptRunner scripts;
+  private final FastClaim fastClaim;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -146,6 +147,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     this.connection = new RedisConnection(settings, errors, ScriptRunner::loadAll);
     this.scripts =
         new ScriptRunner(connection, errors, settings.clockOffset(), settings.commandTimeout());
+    this.fastClaim = settings.cluster() ? null : new FastClaim(settings.commandTimeout());
   }
 
   /**
@@ -163,7 +165,8 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   }
 
   /**
-   * Connects if not connected yet and round-trips a {@code PING}: a readiness check.
+   * Connects if not connected yet (on a standalone server also the claim transaction's connection)
+   * and round-trips a {@code PING}: a readiness check.
    *
    * @throws LockBackendException if Redis cannot be reached, refuses the credentials, or does not
    *     answer within the command timeout
@@ -175,6 +178,9 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
       commands.ping();
     } catch (RuntimeException e) {
       throw errors.failure("checkConnection", e);
+    }
+    if (fastClaim != null) {
+      connection.claimConnection("checkConnection");
     }
   }
 
@@ -191,11 +197,36 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   /**
    * {@inheritDoc}
    *
-   * <p>One {@code EVALSHA}.
+   * <p>On a standalone server one transaction without a script ({@link FastClaim}: {@code MULTI},
+   * {@code SET NX PX GET}, {@code PEXPIRETIME}, {@code TIME}, {@code EXEC}, one round trip) when
+   * the key has no record, is DONE within its window or is held by another claim; otherwise, and on
+   * a cluster, one {@code EVALSHA} of the claim script (after the transaction, which wrote nothing:
+   * two round trips).
    */
   @Override
   public ClaimResult claim(ClaimRequest request) {
     validateKey(request.key());
+    long offset = settings.clockOffset().getAsLong();
+    if (fastClaim != null && fastClaim.enabled() && offset >= 0) {
+      byte[] redisKey = layout.redisKey(request.key());
+      ClaimResult fast;
+      try {
+        fast =
+            fastClaim.claim(
+                connection.claimConnection("claim"),
+                redisKey,
+                request,
+                freshValue(request),
+                offset);
+      } catch (LockBackendException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw errors.failure("claim", e);
+      }
+      if (fast != null) {
+        return fast;
+      }
+    }
     byte[][] args = new byte[CLAIM_ARGS][];
     claimArgs(request, args, 0);
     ScriptReply reply =
@@ -204,6 +235,24 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
             request.key(),
             () -> scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
     return claimResult(request, reply);
+  }
+
+  /**
+   * The string record a claim creates on a key without one (as {@code encode} in {@code
+   * prelude.lua} writes it): {@code CLAIMED 1 <ttl> <token>}, then a space and the fingerprint if
+   * there is one.
+   */
+  private static byte[] freshValue(ClaimRequest request) {
+    StringBuilder value =
+        new StringBuilder(64)
+            .append("CLAIMED 1 ")
+            .append(request.ttl().toMillis())
+            .append(' ')
+            .append(request.claimToken());
+    if (request.fingerprint() != null) {
+      value.append(' ').append(request.fingerprint());
+    }
+    return value.toString().getBytes(StandardCharsets.UTF_8);
   }
 
   /** Writes a claim's script arguments into {@code args} from {@code at}. */
@@ -285,23 +334,43 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
       unreadable.addSuppressed(e);
       return unreadable;
     }
-    if (stored.type().equals("hash")) {
+    if (stored.type().equals("hash") || stored.type().equals("string")) {
       try {
-        LockRecord.parse(key, stored.fields(), stored.observedAt(), where);
+        parse(where, key, stored);
       } catch (InvalidLockRecordException e) {
         return e;
       }
     } else if (!stored.type().equals("none")) {
-      return notAHash(where, key, stored.type());
+      return notARecord(where, key, stored.type());
     }
     return new InvalidLockRecordException(
         where, key, "unreadable when " + verb + " read it, and changed since", stored.fields());
   }
 
-  /** A key of this namespace that holds a string, list, set, ... where a record's hash belongs. */
-  private static InvalidLockRecordException notAHash(String where, String key, String type) {
+  /** A key of this namespace that holds a list, set, ... where a record (a string) belongs. */
+  private static InvalidLockRecordException notARecord(String where, String key, String type) {
     return new InvalidLockRecordException(
-        where, key, "the Redis key holds a " + type + ", not a hash", Map.of(TYPE_FIELD, type));
+        where,
+        key,
+        "the Redis key holds a " + type + ", not a lock record",
+        Map.of(TYPE_FIELD, type));
+  }
+
+  /**
+   * A string or hash as the inspect script read it, parsed strictly. A string the script could not
+   * read as a record comes back as its {@code value} and {@code expiry} only.
+   *
+   * @throws InvalidLockRecordException if it is not a readable record
+   */
+  private static LockRecord parse(String where, String key, Stored stored) {
+    if (stored.type().equals("string") && !stored.fields().containsKey("state")) {
+      throw new InvalidLockRecordException(
+          where,
+          key,
+          "the Redis key holds a string that is not a lock record (value and expiry as shown)",
+          stored.fields());
+    }
+    return LockRecord.parse(key, stored.fields(), stored.observedAt(), where);
   }
 
   /** A key as the inspect script read it: its Redis type and, for a hash, every field. */
@@ -578,13 +647,14 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     if (stored.type().equals("none")) {
       return Optional.empty();
     }
-    if (!stored.type().equals("hash")) {
-      throw notAHash(where, key, stored.type());
+    if (!stored.type().equals("hash") && !stored.type().equals("string")) {
+      throw notARecord(where, key, stored.type());
     }
-    if (RECORD_FIELDS.stream().noneMatch(stored.fields()::containsKey)) {
+    if (stored.type().equals("hash")
+        && RECORD_FIELDS.stream().noneMatch(stored.fields()::containsKey)) {
       return Optional.empty();
     }
-    return Optional.of(LockRecord.parse(key, stored.fields(), stored.observedAt(), where));
+    return Optional.of(parse(where, key, stored));
   }
 
   /**

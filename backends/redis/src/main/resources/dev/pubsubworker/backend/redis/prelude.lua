@@ -1,6 +1,13 @@
 -- Shared by every script of the pubsub-worker Redis lock backend (prepended when loaded).
--- A record is one hash: state (CLAIMED | DONE), fence, leaseExpiry, expiresAt, claimToken,
--- fingerprint. Times are integer milliseconds since the epoch on the Redis server's clock.
+-- A record is one string key (the format this version writes):
+--   value  = state .. ' ' .. fence .. ' ' .. retention .. ' ' .. claimToken [.. ' ' .. fingerprint]
+--   expiry = the key's own Redis expiry (PEXPIRETIME), which is the record's expiresAt
+-- state is CLAIMED or DONE; leaseExpiry = expiresAt - retention; claimToken is empty when absent
+-- (tokens are 1 to 128 printable ASCII characters, never a space); the fingerprint, when present,
+-- is the rest of the value. Records written by earlier versions are hashes with the fields state,
+-- fence, leaseExpiry, expiresAt, claimToken, fingerprint (and a Redis expiry at or after
+-- expiresAt): every verb reads them too, and its next write turns them into the string format.
+-- Times are integer milliseconds since the epoch on the Redis server's clock.
 -- ARGV[1] is a test-only clock offset in milliseconds, "0" in production.
 
 local function now_ms()
@@ -29,12 +36,6 @@ end
 -- number (a double) holds exactly; LockBackend.MAX_FENCE and LockBackend.MAX_EPOCH_MILLIS.
 local MAX = 9007199254740991
 
--- A record's six fields, in this order; false where a field is absent.
-local function read_record(key)
-  return redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt', 'claimToken',
-    'fingerprint')
-end
-
 -- Whether text is an integer from low (0 or 1) to MAX in plain decimal digits, as written here.
 local function integer_in(text, low)
   if text == '0' then
@@ -44,21 +45,81 @@ local function integer_in(text, low)
     and tonumber(text) <= MAX
 end
 
--- What read_record found: 'absent' (none of the fields), 'ok', or 'unreadable': a record this
--- backend did not write (the rules of LockRecord.parse: state exactly CLAIMED or DONE, fence
--- 1..MAX, both times 0..MAX, claim token absent or 1 to 128 printable ASCII characters). No verb
--- answers for, or writes over, an unreadable record.
-local function record_status(r)
+-- A string record's value, as this version writes it.
+local function encode(state, fence_text, retention, token, fingerprint)
+  if fingerprint then
+    return state .. ' ' .. fence_text .. ' ' .. int(retention) .. ' ' .. (token or '') .. ' '
+      .. fingerprint
+  end
+  return state .. ' ' .. fence_text .. ' ' .. int(retention) .. ' ' .. (token or '')
+end
+
+-- A string record read back: {state, fence text, leaseExpiry, expiresAt, claimToken or false,
+-- fingerprint or false}, or false if the value or its expiry is not one this backend writes
+-- (expiry = PEXPIRETIME's reply: -1 for none).
+local function decode(value, expiry)
+  local state, fence, retention, rest = string.match(value, '^(%u+) (%d+) (%-?%d+) (.*)$')
+  if not (state == 'CLAIMED' or state == 'DONE') or not integer_in(fence, 1) or #retention > 17
+      or expiry < 0 or expiry > MAX then
+    return false
+  end
+  local lease = expiry - tonumber(retention)
+  if lease < 0 or lease > MAX or string.find(retention, '^%-?0%d') or retention == '-0' then
+    return false
+  end
+  local space = string.find(rest, ' ', 1, true)
+  local token = rest
+  local fingerprint = false
+  if space then
+    token = string.sub(rest, 1, space - 1)
+    fingerprint = string.sub(rest, space + 1)
+  end
+  if token == '' then
+    token = false
+  elseif #token > 128 or string.find(token, '[^!-~]') then
+    return false
+  end
+  return {state, fence, lease, expiry, token, fingerprint}
+end
+
+-- A hash record written by an earlier version (HMGET of its six fields), by the same rules as
+-- LockRecord.parse: {state, fence text, leaseExpiry, expiresAt, claimToken or false, fingerprint
+-- or false, true (a hash)}, nil for a hash without any of the fields (no record), false if
+-- unreadable.
+local function decode_hash(r)
   if not (r[1] or r[2] or r[3] or r[4] or r[5] or r[6]) then
-    return 'absent'
+    return nil
   end
   local token = r[5]
   if (r[1] == 'CLAIMED' or r[1] == 'DONE') and integer_in(r[2], 1) and integer_in(r[3], 0)
       and integer_in(r[4], 0)
       and (not token or (#token >= 1 and #token <= 128 and not string.find(token, '[^!-~]'))) then
-    return 'ok'
+    return {r[1], r[2], tonumber(r[3]), tonumber(r[4]), token, r[6], true}
   end
-  return 'unreadable'
+  return false
+end
+
+-- The record at key, whatever format it is in, when the key's value is already known: got is the
+-- reply of a GET (or of a SET ... GET, which wrote nothing) caught with pcall. Returns nil (no
+-- record), false (unreadable) or the decoded record. A key that holds neither a string nor a hash
+-- raises WRONGTYPE (the verb reports it as unreadable); another failure is raised as it came.
+local function read_from(key, got)
+  if got == false then
+    return nil
+  end
+  if type(got) == 'table' then
+    if not (got.err and string.find(got.err, '^WRONGTYPE')) then
+      error(got)
+    end
+    return decode_hash(redis.call('HMGET', key, 'state', 'fence', 'leaseExpiry', 'expiresAt',
+      'claimToken', 'fingerprint'))
+  end
+  return decode(got, redis.call('PEXPIRETIME', key))
+end
+
+-- The record at key: read_from of a GET.
+local function read_record(key)
+  return read_from(key, redis.pcall('GET', key))
 end
 
 -- The fence after a reclaim or release: one more, or 1 after MAX (it never overflows).
