@@ -1,45 +1,45 @@
 -- claim of one record, shared by claim.lua and claim_all.lua. Returns {1, fence, leaseExpiry}
 -- (Won), {2, leaseExpiry, fingerprint} (HeldByOther), {3, 0, fingerprint} (AlreadyDone) or {4}
--- (an unreadable record: nothing written).
+-- (an unreadable record: nothing written). ttl is the ttl's text; rest is '' or ' ' .. fingerprint.
 -- Redis work: on a key without a record one SET NX ... GET, which creates it (value and expiry in
 -- one command). On a key with a record that SET writes nothing and returns the value; then
 -- PEXPIRETIME (or, for a hash an earlier version wrote, HMGET), and on Won one SET that replaces
 -- the record, value and expiry together.
-local function claim_entry(key, now, lease, ttl, token, fingerprint, has_fingerprint)
+local function claim_entry(key, now, lease, ttl, token, rest)
   local leaseExpiry = now + lease
-  local expiresAt = leaseExpiry + ttl
+  local expiresAt = leaseExpiry + tonumber(ttl)
   local expiresText = int(expiresAt)
-  if not has_fingerprint then
-    fingerprint = false
-  end
-  local got = redis.pcall('SET', key, encode('CLAIMED', '1', ttl, token, fingerprint), 'NX',
-    'PXAT', expiresText, 'GET')
+  local got = redis.pcall('SET', key, 'CLAIMED 1 ' .. ttl .. ' ' .. token .. rest, 'NX', 'PXAT',
+    expiresText, 'GET')
   if got == false then
     return {1, 1, leaseExpiry}
   end
-  local r = read_from(key, got)
-  if r == false then
+  local state, fenceText, storedLease, storedExpiry, storedToken, storedRest = read_from(key, got)
+  if state == false then
     return {4}
   end
-  local fenceText = '1'
   local fence = 1
-  if r then
-    local state = r[1]
-    if state == 'CLAIMED' and r[5] == token and now < r[4] then
+  if state then
+    if state == 'CLAIMED' and storedToken == token and now < storedExpiry then
       -- The caller's own claim, retried after a lost response: same fence, lease renewed.
-      fenceText = r[2]
-      fence = tonumber(r[2])
-    elseif state == 'CLAIMED' and now < r[3] then
-      return {2, r[3], r[6]}
-    elseif state == 'DONE' and now < r[4] then
-      return {3, 0, r[6]}
+      fence = tonumber(fenceText)
+    elseif state == 'CLAIMED' and now < storedLease then
+      return {2, storedLease, storedRest ~= '' and string.sub(storedRest, 2)}
+    elseif state == 'DONE' and now < storedExpiry then
+      return {3, 0, storedRest ~= '' and string.sub(storedRest, 2)}
     else
-      -- A lapsed lease or suppression window: reclaim over the old record, raising its fence.
-      fence = next_fence(r[2])
+      -- A lapsed lease or suppression window: reclaim over the old record, raising its fence (one
+      -- more, or 1 after MAX: it never overflows).
+      fence = tonumber(fenceText) + 1
+      if fence > MAX then
+        fence = 1
+      end
       fenceText = int(fence)
     end
+  else
+    fenceText = '1'
   end
-  redis.call('SET', key, encode('CLAIMED', fenceText, ttl, token, fingerprint), 'PXAT',
+  redis.call('SET', key, 'CLAIMED ' .. fenceText .. ' ' .. ttl .. ' ' .. token .. rest, 'PXAT',
     expiresText)
   return {1, fence, leaseExpiry}
 end

@@ -3,14 +3,14 @@
 -- Keeps the retention past the lease (expiresAt - leaseExpiry) the claim asked for: the value of a
 -- string record stays as it is and only its expiry moves (one SET of both, as every write).
 local key = KEYS[1]
-local r = read_record(key)
-if r == false then
+local state, fence, lease, expiresAt, token, rest = read_from(key, redis.pcall('GET', key))
+if state == false then
   return 2
 end
-if not r or r[1] ~= 'CLAIMED' or r[2] ~= ARGV[2] then
+if state ~= 'CLAIMED' or fence ~= ARGV[2] then
   return 0
 end
-local retention = r[4] - r[3]
-local expiresAt = now_ms() + tonumber(ARGV[3]) + retention
-redis.call('SET', key, encode('CLAIMED', r[2], retention, r[5], r[6]), 'PXAT', int(expiresAt))
+local retention = expiresAt - lease
+redis.call('SET', key, 'CLAIMED ' .. fence .. ' ' .. int(retention) .. ' ' .. token .. rest,
+  'PXAT', int(now_ms() + tonumber(ARGV[3]) + retention))
 return 1

@@ -11,20 +11,20 @@ if t == 'hash' then
   fields = redis.call('HGETALL', key)
 elseif t == 'string' then
   local value = redis.call('GET', key)
-  local expiry = redis.call('PEXPIRETIME', key)
-  local r = decode(value, expiry)
-  if r then
-    fields = {'state', r[1], 'fence', r[2], 'leaseExpiry', int(r[3]), 'expiresAt', int(r[4])}
-    if r[5] then
+  local state, fence, lease, expiresAt, token, rest = read_from(key, value)
+  if state then
+    fields = {'state', state, 'fence', fence, 'leaseExpiry', int(lease), 'expiresAt',
+      int(expiresAt)}
+    if token ~= '' then
       fields[#fields + 1] = 'claimToken'
-      fields[#fields + 1] = r[5]
+      fields[#fields + 1] = token
     end
-    if r[6] then
+    if rest ~= '' then
       fields[#fields + 1] = 'fingerprint'
-      fields[#fields + 1] = r[6]
+      fields[#fields + 1] = string.sub(rest, 2)
     end
   else
-    fields = {'value', value, 'expiry', int(expiry)}
+    fields = {'value', value, 'expiry', int(redis.call('PEXPIRETIME', key))}
   end
 end
 return {now_ms(), t, fields}
