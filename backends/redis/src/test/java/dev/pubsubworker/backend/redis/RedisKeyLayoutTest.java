@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * What lands in Redis: one hash per record at exactly {@code prefix + UTF-8(key)} (hostile keys
+ * What lands in Redis: one string per record at exactly {@code prefix + UTF-8(key)} (hostile keys
  * included), the optional hash tag, the key's own Redis expiry at {@code expiresAt}, and a purge
  * that never strays outside its prefix.
  */
