@@ -15,14 +15,20 @@ import java.util.concurrent.TimeUnit;
 /**
  * Counts the commands Redis executes for one client workload, from Redis's own {@code MONITOR}
  * feed: top-level commands (what clients sent: round trips, or pipelined commands) whose line names
- * a key under {@code prefix}, and the commands the scripts among them ran inside Redis ({@code [0
- * lua]} lines, which Redis prints right after their script). Commands of other clients are ignored,
- * so a shared Redis works. {@link #stop} ends the count at a sentinel {@code ECHO} the caller
- * sends, so nothing in flight is missed.
+ * a key under {@code prefix}, plus the keyless {@code MULTI}, {@code TIME} and {@code EXEC} of the
+ * connections that send such lines (the claim transaction), and the commands the scripts among them
+ * ran inside Redis ({@code [0 lua]} lines, which Redis prints right after their script). Commands
+ * of other clients are ignored, so a shared Redis works. {@link #stop} ends the count at a sentinel
+ * {@code ECHO} the caller sends, so nothing in flight is missed.
  */
 final class RedisMonitor implements AutoCloseable {
 
+  /** Commands that name no key but belong to a workload's transaction. */
+  private static final java.util.Set<String> KEYLESS = java.util.Set.of("multi", "exec", "time");
+
   final Map<String, Long> topLevel = new TreeMap<>();
+  private final java.util.Set<String> ourSources = new java.util.HashSet<>();
+  private final Map<String, Map<String, Long>> keyless = new java.util.HashMap<>();
   final Map<String, Long> inScripts = new TreeMap<>();
   private final Socket socket;
   private final BufferedReader in;
@@ -102,6 +108,21 @@ final class RedisMonitor implements AutoCloseable {
         ours = rest.contains(prefix);
         if (ours) {
           topLevel.merge(cmd, 1L, Long::sum);
+          if (ourSources.add(source)) {
+            // Keyless commands this connection sent before its first line naming a key.
+            Map<String, Long> early = keyless.remove(source);
+            if (early != null) {
+              early.forEach((c, n) -> topLevel.merge(c, n, Long::sum));
+            }
+          }
+        } else if (KEYLESS.contains(cmd)) {
+          // The claim transaction's MULTI, TIME and EXEC name no key: they count for the
+          // connections that send the benchmark's keys.
+          if (ourSources.contains(source)) {
+            topLevel.merge(cmd, 1L, Long::sum);
+          } else {
+            keyless.computeIfAbsent(source, k -> new TreeMap<>()).merge(cmd, 1L, Long::sum);
+          }
         }
       }
     } catch (IOException e) {

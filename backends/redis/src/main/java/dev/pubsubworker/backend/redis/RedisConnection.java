@@ -42,6 +42,7 @@ final class RedisConnection implements AutoCloseable {
   private final boolean cluster;
   private final Object connectLock = new Object();
   private volatile Link link;
+  private volatile StatefulConnection<byte[], byte[]> claimConnection;
   private volatile boolean closed;
 
   /** An open connection and its synchronous and asynchronous commands. */
@@ -155,6 +156,40 @@ final class RedisConnection implements AutoCloseable {
     return l.async();
   }
 
+  /**
+   * A second connection, used only for the claim transaction ({@link FastClaim}), connecting it
+   * first if needed. A transaction's commands must reach the server with no other command between
+   * them; the driver writes a batch of commands one by one, so on the shared connection other
+   * threads' commands could land inside it. On this connection only {@link FastClaim} writes, one
+   * batch at a time. Standalone servers only.
+   *
+   * @param verb names the caller in the error if connecting fails
+   * @throws dev.pubsubworker.core.LockBackendException if connecting fails
+   * @throws IllegalStateException if closed or on a cluster
+   */
+  StatefulConnection<byte[], byte[]> claimConnection(String verb) {
+    StatefulConnection<byte[], byte[]> c = claimConnection;
+    if (c != null) {
+      return c;
+    }
+    if (!(client instanceof RedisClient redisClient)) {
+      throw new IllegalStateException("no claim transaction on a cluster");
+    }
+    synchronized (connectLock) {
+      if (closed) {
+        throw new IllegalStateException("the Redis lock backend is closed");
+      }
+      if (claimConnection == null) {
+        try {
+          claimConnection = redisClient.connect(ByteArrayCodec.INSTANCE);
+        } catch (RuntimeException e) {
+          throw errors.failure(verb, e);
+        }
+      }
+      return claimConnection;
+    }
+  }
+
   private Link connect(String verb) {
     synchronized (connectLock) {
       if (closed) {
@@ -202,9 +237,14 @@ final class RedisConnection implements AutoCloseable {
       closed = true;
       Link l = link;
       link = null;
+      StatefulConnection<byte[], byte[]> c = claimConnection;
+      claimConnection = null;
       try {
         if (l != null) {
           l.connection().close();
+        }
+        if (c != null) {
+          c.close();
         }
       } finally {
         client.shutdown(Duration.ZERO, Duration.ofSeconds(2));

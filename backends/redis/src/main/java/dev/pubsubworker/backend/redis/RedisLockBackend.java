@@ -40,13 +40,21 @@ import java.util.function.Supplier;
  *
  * <h2>Layout and atomicity</h2>
  *
- * One record is one Redis hash at {@code keyPrefix + key} (or {@code keyPrefix{hashTag}key}, see
- * {@link RedisLockSettings}) with the fields {@code state}, {@code fence}, {@code leaseExpiry},
- * {@code expiresAt} (epoch milliseconds), {@code claimToken} and {@code fingerprint}. Each verb is
- * one Lua script run with {@code EVALSHA}: one network round trip, atomic on the server, touching
- * exactly one key (so it is Redis Cluster safe; see {@link RedisLockSettings.Builder#cluster}).
- * Scripts are loaded once per connection; if the server lost them (restart, failover, {@code SCRIPT
- * FLUSH}) the verb resends the text once with {@code EVAL}.
+ * One record is one Redis string at {@code keyPrefix + key} (or {@code keyPrefix{hashTag}key}, see
+ * {@link RedisLockSettings}): the value {@code state fence retention claimToken [fingerprint]}
+ * (space-separated, the fingerprint the rest), and the key's own Redis expiry, which is the
+ * record's {@code expiresAt} (epoch milliseconds); {@code leaseExpiry = expiresAt - retention}.
+ * Records of earlier versions, one hash with the fields {@code state}, {@code fence}, {@code
+ * leaseExpiry}, {@code expiresAt}, {@code claimToken} and {@code fingerprint}, are read as well and
+ * turned into a string by their next write (a rolling upgrade needs no migration). Each verb is one
+ * Lua script run with {@code EVALSHA}: one network round trip, atomic on the server, touching
+ * exactly one key (so it is Redis Cluster safe; see {@link RedisLockSettings.Builder#cluster}). On
+ * a standalone server a claim first tries a transaction without a script ({@code MULTI}, {@code SET
+ * NX PX GET}, {@code PEXPIRETIME}, {@code TIME}, {@code EXEC}, also one round trip) that creates a
+ * record on a key without one and answers a duplicate or a held key; the rest of the claims (a
+ * retry, a reclaim, a record of an earlier version) then run the script. Scripts are loaded once
+ * per connection; if the server lost them (restart, failover, {@code SCRIPT FLUSH}) the verb
+ * resends the text once with {@code EVAL}.
  *
  * <h2>Batches</h2>
  *
@@ -63,28 +71,26 @@ import java.util.function.Supplier;
  * <h2>Time</h2>
  *
  * Expiry is judged inside each script against the server's {@code TIME}; no JVM clock is ever
- * consulted, so workers whose clocks disagree still agree on every lease. The key's Redis expiry
- * ({@code PEXPIREAT}) is never earlier than the record's {@code expiresAt}: a claim sets it to
- * {@code leaseExpiry + ttl}, and a write moves it only when the record must live longer (a {@code
- * complete} within the lease keeps it, so a DONE record outlives its window by at most the rest of
- * the lease). So Redis removes records itself once their suppression window (or a CLAIMED record's
- * lease + ttl) has passed; {@link #purgeExpired} exists for the admin contract and for records
- * whose expiry was removed by hand.
+ * consulted, so workers whose clocks disagree still agree on every lease. The key's Redis expiry is
+ * the record's {@code expiresAt}, set with the value in the same {@code SET}: Redis removes a
+ * record itself right after its suppression window (or a CLAIMED record's lease + ttl) has passed,
+ * never before; {@link #purgeExpired} exists for the admin contract and for hashes of earlier
+ * versions, whose Redis expiry could be later than their {@code expiresAt}.
  *
  * <h2>Keys and errors</h2>
  *
  * Keys are any well-formed string up to {@value #MAX_KEY_BYTES} UTF-8 bytes, stored byte for byte
  * (spaces, newlines, braces and control characters included); a bad key is an {@link
  * IllegalArgumentException} before any I/O. Records are read strictly ({@link LockBackend},
- * "Reading strictly"): each script checks the fields it reads and leaves a hash it cannot read
+ * "Reading strictly"): each script checks what it reads and leaves a string or hash it cannot read
  * untouched, and the verb throws {@link InvalidLockRecordException} for that key (after one more
- * round trip that reads the hash back to say what is wrong); so does a key of the namespace that
- * holds another type than a hash ({@code WRONGTYPE}), in a batch for that entry only. Any store
- * failure — connection refused or lost, a timeout, a read-only replica, a refused or failing script
- * — is a {@link LockBackendException} whose message names the verb, the key prefix and the endpoint
- * (never the key) and whose cause is the driver's exception. Commands are never replayed after a
- * reconnect and are rejected at once while disconnected: a failure is reported promptly, and the
- * caller (the guard) decides to retry.
+ * round trip that reads the key back to say what is wrong); so does a key of the namespace that
+ * holds another type ({@code WRONGTYPE}), in a batch for that entry only. Any store failure —
+ * connection refused or lost, a timeout, a read-only replica, a refused or failing script — is a
+ * {@link LockBackendException} whose message names the verb, the key prefix and the endpoint (never
+ * the key) and whose cause is the driver's exception. Commands are never replayed after a reconnect
+ * and are rejected at once while disconnected: a failure is reported promptly, and the caller (the
+ * guard) decides to retry.
  *
  * <h2>Lifecycle</h2>
  *
@@ -138,6 +144,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   private final RedisErrors errors;
   private final RedisConnection connection;
   private final ScriptRunner scripts;
+  private final FastClaim fastClaim;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -146,6 +153,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     this.connection = new RedisConnection(settings, errors, ScriptRunner::loadAll);
     this.scripts =
         new ScriptRunner(connection, errors, settings.clockOffset(), settings.commandTimeout());
+    this.fastClaim = settings.cluster() ? null : new FastClaim(settings.commandTimeout());
   }
 
   /**
@@ -163,7 +171,8 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   }
 
   /**
-   * Connects if not connected yet and round-trips a {@code PING}: a readiness check.
+   * Connects if not connected yet (on a standalone server also the claim transaction's connection)
+   * and round-trips a {@code PING}: a readiness check.
    *
    * @throws LockBackendException if Redis cannot be reached, refuses the credentials, or does not
    *     answer within the command timeout
@@ -175,6 +184,9 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
       commands.ping();
     } catch (RuntimeException e) {
       throw errors.failure("checkConnection", e);
+    }
+    if (fastClaim != null) {
+      connection.claimConnection("checkConnection");
     }
   }
 
@@ -191,11 +203,36 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   /**
    * {@inheritDoc}
    *
-   * <p>One {@code EVALSHA}.
+   * <p>On a standalone server one transaction without a script ({@link FastClaim}: {@code MULTI},
+   * {@code SET NX PX GET}, {@code PEXPIRETIME}, {@code TIME}, {@code EXEC}, one round trip) when
+   * the key has no record, is DONE within its window or is held by another claim; otherwise, and on
+   * a cluster, one {@code EVALSHA} of the claim script (after the transaction, which wrote nothing:
+   * two round trips).
    */
   @Override
   public ClaimResult claim(ClaimRequest request) {
     validateKey(request.key());
+    long offset = settings.clockOffset().getAsLong();
+    if (fastClaim != null && fastClaim.enabled() && offset >= 0) {
+      byte[] redisKey = layout.redisKey(request.key());
+      ClaimResult fast;
+      try {
+        fast =
+            fastClaim.claim(
+                connection.claimConnection("claim"),
+                redisKey,
+                request,
+                freshValue(request),
+                offset);
+      } catch (LockBackendException e) {
+        throw e;
+      } catch (RuntimeException e) {
+        throw errors.failure("claim", e);
+      }
+      if (fast != null) {
+        return fast;
+      }
+    }
     byte[][] args = new byte[CLAIM_ARGS][];
     claimArgs(request, args, 0);
     ScriptReply reply =
@@ -204,6 +241,24 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
             request.key(),
             () -> scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
     return claimResult(request, reply);
+  }
+
+  /**
+   * The string record a claim creates on a key without one (as {@code encode} in {@code
+   * prelude.lua} writes it): {@code CLAIMED 1 <ttl> <token>}, then a space and the fingerprint if
+   * there is one.
+   */
+  private static byte[] freshValue(ClaimRequest request) {
+    StringBuilder value =
+        new StringBuilder(64)
+            .append("CLAIMED 1 ")
+            .append(request.ttl().toMillis())
+            .append(' ')
+            .append(request.claimToken());
+    if (request.fingerprint() != null) {
+      value.append(' ').append(request.fingerprint());
+    }
+    return value.toString().getBytes(StandardCharsets.UTF_8);
   }
 
   /** Writes a claim's script arguments into {@code args} from {@code at}. */
@@ -244,8 +299,8 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   }
 
   /**
-   * Runs one verb's script on {@code key}'s record; a key that holds another type than a hash
-   * (WRONGTYPE) is an unreadable record, not a store failure.
+   * Runs one verb's script on {@code key}'s record; a key that holds another type than a string or
+   * a hash (WRONGTYPE) is an unreadable record, not a store failure.
    */
   private <T> T onRecord(String verb, String key, Supplier<T> call) {
     try {
@@ -285,26 +340,49 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
       unreadable.addSuppressed(e);
       return unreadable;
     }
-    if (stored.type().equals("hash")) {
+    if (stored.type().equals("hash") || stored.type().equals("string")) {
       try {
-        LockRecord.parse(key, stored.fields(), stored.observedAt(), where);
+        parse(where, key, stored);
       } catch (InvalidLockRecordException e) {
         return e;
       }
     } else if (!stored.type().equals("none")) {
-      return notAHash(where, key, stored.type());
+      return notARecord(where, key, stored.type());
     }
     return new InvalidLockRecordException(
         where, key, "unreadable when " + verb + " read it, and changed since", stored.fields());
   }
 
-  /** A key of this namespace that holds a string, list, set, ... where a record's hash belongs. */
-  private static InvalidLockRecordException notAHash(String where, String key, String type) {
+  /** A key of this namespace that holds a list, set, ... where a record (a string) belongs. */
+  private static InvalidLockRecordException notARecord(String where, String key, String type) {
     return new InvalidLockRecordException(
-        where, key, "the Redis key holds a " + type + ", not a hash", Map.of(TYPE_FIELD, type));
+        where,
+        key,
+        "the Redis key holds a " + type + ", not a lock record",
+        Map.of(TYPE_FIELD, type));
   }
 
-  /** A key as the inspect script read it: its Redis type and, for a hash, every field. */
+  /**
+   * A string or hash as the inspect script read it, parsed strictly. A string the script could not
+   * read as a record comes back as its {@code value} and {@code expiry} only.
+   *
+   * @throws InvalidLockRecordException if it is not a readable record
+   */
+  private static LockRecord parse(String where, String key, Stored stored) {
+    if (stored.type().equals("string") && !stored.fields().containsKey("state")) {
+      throw new InvalidLockRecordException(
+          where,
+          key,
+          "the Redis key holds a string that is not a lock record (value and expiry as shown)",
+          stored.fields());
+    }
+    return LockRecord.parse(key, stored.fields(), stored.observedAt(), where);
+  }
+
+  /**
+   * A key as the inspect script read it: its Redis type and its fields (a hash's as stored, a
+   * string record's as the fields it stands for, or a string's value and expiry).
+   */
   private record Stored(String type, Map<String, String> fields, Instant observedAt) {}
 
   private Stored readStored(String key) {
@@ -454,7 +532,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
 
   /**
    * The failure of a batch entry whose command failed in the script: an unreadable record if the
-   * key holds another type than a hash (WRONGTYPE), else a store failure.
+   * key holds another type than a string or a hash (WRONGTYPE), else a store failure.
    */
   private LockBackendException refusedInScript(String verb, String key, String code) {
     return "WRONGTYPE".equals(code) ? unreadable(verb, key) : errors.refusedInScript(verb, code);
@@ -564,11 +642,12 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   /**
    * {@inheritDoc}
    *
-   * <p>One {@code EVALSHA} ({@code TYPE}, then {@code HGETALL}); {@code observedAt} is the server's
-   * {@code TIME} in the same script. A hash without any of the record's fields counts as no record,
-   * as it does for the verbs; one whose fields are unreadable, or a key holding another type than a
-   * hash, is an {@link InvalidLockRecordException} whose stored fields are every field of the hash
-   * (or the key's type, {@code "(type)" -> "string"}).
+   * <p>One {@code EVALSHA} ({@code TYPE}, then {@code GET} and {@code PEXPIRETIME}, or {@code
+   * HGETALL} for a hash of an earlier version); {@code observedAt} is the server's {@code TIME} in
+   * the same script. A hash without any of the record's fields counts as no record, as it does for
+   * the verbs. A string that is not a record (its stored fields: {@code value} and {@code expiry},
+   * the {@code PEXPIRETIME}), a hash whose fields are unreadable (every field of the hash), or a
+   * key holding another type ({@code "(type)" -> "list"}) is an {@link InvalidLockRecordException}.
    */
   @Override
   public Optional<LockRecord> inspect(String key) {
@@ -578,13 +657,14 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     if (stored.type().equals("none")) {
       return Optional.empty();
     }
-    if (!stored.type().equals("hash")) {
-      throw notAHash(where, key, stored.type());
+    if (!stored.type().equals("hash") && !stored.type().equals("string")) {
+      throw notARecord(where, key, stored.type());
     }
-    if (RECORD_FIELDS.stream().noneMatch(stored.fields()::containsKey)) {
+    if (stored.type().equals("hash")
+        && RECORD_FIELDS.stream().noneMatch(stored.fields()::containsKey)) {
       return Optional.empty();
     }
-    return Optional.of(LockRecord.parse(key, stored.fields(), stored.observedAt(), where));
+    return Optional.of(parse(where, key, stored));
   }
 
   /**

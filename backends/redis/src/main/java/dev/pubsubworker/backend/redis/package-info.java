@@ -1,6 +1,7 @@
 /**
  * The Redis lock store: {@link dev.pubsubworker.backend.redis.RedisLockBackend}, configured by
- * {@link dev.pubsubworker.backend.redis.RedisLockSettings}. One hash per key, one Lua script per
- * verb, expiry judged on the Redis server's clock.
+ * {@link dev.pubsubworker.backend.redis.RedisLockSettings}. One string per key (value and Redis
+ * expiry), one Lua script per verb (and a claim transaction for the claims that need none), expiry
+ * judged on the Redis server's clock.
  */
 package dev.pubsubworker.backend.redis;

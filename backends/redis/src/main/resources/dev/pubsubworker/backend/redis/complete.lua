@@ -1,2 +1,2 @@
 -- complete: KEYS[1] = record; ARGV = offset, fence, ttl ms. Returns complete_entry's reply.
-return complete_entry(KEYS[1], ARGV[2], tonumber(ARGV[3]), now_ms)
+return complete_entry(KEYS[1], ARGV[2], ARGV[3], now_ms)

@@ -1,27 +1,27 @@
 -- complete of one record, shared by complete.lua and complete_all.lua. Returns 1 (DONE), 0
 -- (absent, stale fence) or 2 (an unreadable record: nothing written). No lease check: a holder
--- whose lease lapsed but whose record was not reclaimed still commits. clock() gives the server's
--- time (read at most once per script).
--- Redis work: one HMGET; on success one HSET, and a PEXPIREAT only when the suppression window
--- ends after the key's current expiry (which claim set to leaseExpiry + ttl, so a complete
--- within the lease keeps it and Redis reaps the record a little after expiresAt, never before).
+-- whose lease lapsed but whose record was not reclaimed still commits. fence and ttl are the
+-- arguments' text; clock() gives the server's time (read at most once per script, and only with a
+-- test clock offset).
+-- Redis work: GET and PEXPIRETIME (HMGET instead for a hash an earlier version wrote); on success
+-- one SET of value and expiry: PX ttl, which Redis places on its own clock, so no TIME. The DONE
+-- record's retention is the ttl, so its leaseExpiry reads as the time it was completed.
 local function complete_entry(key, fence, ttl, clock)
-  local r = read_record(key)
-  local status = record_status(r)
-  if status == 'unreadable' then
+  local state, storedFence, _, _, token, rest = read_from(key, redis.pcall('GET', key))
+  if state == false then
     return 2
   end
-  if r[1] == 'DONE' then
+  if state == 'DONE' then
     return 1
   end
-  if status == 'absent' or r[2] ~= fence then
+  if not state or storedFence ~= fence then
     return 0
   end
-  local expiresAt = clock() + ttl
-  local expiresText = int(expiresAt)
-  redis.call('HSET', key, 'state', 'DONE', 'expiresAt', expiresText)
-  if expiresAt > tonumber(r[4]) then
-    redis.call('PEXPIREAT', key, expiresText)
+  local value = 'DONE ' .. fence .. ' ' .. ttl .. ' ' .. token .. rest
+  if ARGV[1] == '0' then
+    redis.call('SET', key, value, 'PX', ttl)
+  else
+    redis.call('SET', key, value, 'PXAT', int(clock() + tonumber(ttl)))
   end
   return 1
 end

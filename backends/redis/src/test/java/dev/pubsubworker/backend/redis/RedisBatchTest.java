@@ -139,7 +139,7 @@ class RedisBatchTest {
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
         TestRedis.Side side = TestRedis.side()) {
       byte[] foreign = new KeyLayout(settings.namespace()).redisKey(SECRET_KEY);
-      side.commands().set(foreign, "not a hash".getBytes(StandardCharsets.UTF_8));
+      side.commands().rpush(foreign, "not a record".getBytes(StandardCharsets.UTF_8));
 
       List<BatchResult<ClaimResult>> claimed =
           backend.claimAll(
@@ -151,13 +151,13 @@ class RedisBatchTest {
       assertThat(claimed.get(0).get()).isInstanceOf(ClaimResult.Won.class);
       assertThat(claimed.get(2).get()).isInstanceOf(ClaimResult.Won.class);
       assertThat(claimed.get(1).isFailure()).isTrue();
-      // A string where a record's hash belongs: an unreadable record, for that entry only.
+      // A list where a record belongs: an unreadable record, for that entry only.
       assertThat(claimed.get(1).failure())
           .isInstanceOfSatisfying(
               InvalidLockRecordException.class,
               e -> {
                 assertThat(e.key()).isEqualTo(SECRET_KEY);
-                assertThat(e.storedFields()).containsEntry("(type)", "string");
+                assertThat(e.storedFields()).containsEntry("(type)", "list");
               })
           .hasMessageStartingWith(
               "claim failed on redis prefix '"
@@ -165,9 +165,10 @@ class RedisBatchTest {
                   + "' at "
                   + settings.endpoint()
                   + ": the key's record is not one this backend can read (the Redis key holds a"
-                  + " string, not a hash)");
-      assertThat(new String(side.commands().get(foreign), StandardCharsets.UTF_8))
-          .isEqualTo("not a hash");
+                  + " list, not a lock record)");
+      assertThat(side.commands().lrange(foreign, 0, -1))
+          .singleElement()
+          .isEqualTo("not a record".getBytes(StandardCharsets.UTF_8));
 
       Claim a = ((ClaimResult.Won) claimed.get(0).get()).claim();
       Claim b = ((ClaimResult.Won) claimed.get(2).get()).claim();
@@ -182,7 +183,7 @@ class RedisBatchTest {
       assertThat(completed.get(1).failure())
           .isInstanceOf(InvalidLockRecordException.class)
           .hasMessageStartingWith("complete failed on redis prefix '" + settings.keyPrefix())
-          .hasMessageContaining("(the Redis key holds a string, not a hash)")
+          .hasMessageContaining("(the Redis key holds a list, not a lock record)")
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
       side.deleteAll(settings.namespace());
     }

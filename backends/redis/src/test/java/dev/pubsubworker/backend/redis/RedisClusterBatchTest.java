@@ -72,7 +72,7 @@ class RedisClusterBatchTest {
       backend.addCommandListener(RedisBatchTest.counting(sent));
       backend.checkConnection();
       List<ClaimRequest> claims = RedisBatchTest.fresh("tagged-", 10);
-      // A plain string where one record belongs, written through the node that owns the slot.
+      // A list where one record belongs, written through the node that owns the slot.
       byte[] foreign = new KeyLayout(settings.namespace()).redisKey(claims.get(3).key());
       writeForeign(cluster, foreign);
       sent.clear();
@@ -85,7 +85,7 @@ class RedisClusterBatchTest {
         if (i == 3) {
           assertThat(results.get(i).failure())
               .isInstanceOf(InvalidLockRecordException.class)
-              .hasMessageContaining("(the Redis key holds a string, not a hash)");
+              .hasMessageContaining("(the Redis key holds a list, not a lock record)");
         } else {
           assertThat(results.get(i).get()).isInstanceOf(ClaimResult.Won.class);
         }
@@ -135,7 +135,7 @@ class RedisClusterBatchTest {
     for (String node : cluster.nodeUris()) {
       try (TestRedis.Side side = TestRedis.side(node)) {
         try {
-          side.commands().set(key, "not a hash".getBytes(StandardCharsets.UTF_8));
+          side.commands().rpush(key, "not a record".getBytes(StandardCharsets.UTF_8));
           return;
         } catch (RuntimeException movedElsewhere) {
           // MOVED: another node owns the slot.

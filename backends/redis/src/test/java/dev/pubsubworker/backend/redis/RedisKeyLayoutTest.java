@@ -13,7 +13,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
@@ -22,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 
 /**
- * What lands in Redis: one hash per record at exactly {@code prefix + UTF-8(key)} (hostile keys
+ * What lands in Redis: one string per record at exactly {@code prefix + UTF-8(key)} (hostile keys
  * included), the optional hash tag, the key's own Redis expiry at {@code expiresAt}, and a purge
  * that never strays outside its prefix.
  */
@@ -86,13 +85,11 @@ class RedisKeyLayoutTest {
                     backend.claim(new ClaimRequest(key, LEASE, RETENTION, "t", fingerprint(key))))
                 .claim();
         assertThat(c.key()).isEqualTo(key);
-        Map<String, String> hash = hash(s, key);
-        assertThat(hash)
-            .containsEntry("state", "CLAIMED")
-            .containsEntry("fence", "1")
-            .containsEntry("claimToken", "t")
-            .containsEntry("fingerprint", fingerprint(key))
-            .containsEntry("leaseExpiry", Long.toString(c.leaseExpiry().toEpochMilli()));
+        // The record is one string: state, fence, retention, token, fingerprint; its Redis expiry
+        // is expiresAt, leaseExpiry = expiresAt - retention.
+        assertThat(value(s, key))
+            .isEqualTo("CLAIMED 1 " + RETENTION.toMillis() + " t " + fingerprint(key));
+        assertThat(pexpireTime(s, key)).isEqualTo(c.leaseExpiry().plus(RETENTION).toEpochMilli());
         assertThat(backend.complete(c, TTL)).isTrue();
         LockRecord r = backend.inspect(key).orElseThrow();
         assertThat(r.key()).isEqualTo(key);
@@ -126,11 +123,12 @@ class RedisKeyLayoutTest {
       long done = expiresAt(backend, key);
       assertThat(done - backend.inspect(key).orElseThrow().observedAt().toEpochMilli())
           .isBetween(TTL.toMillis() - 5_000, TTL.toMillis());
-      // Completed within the lease: the window ends before the key's expiry, which stays (one
-      // PEXPIREAT less); Redis reaps the record a little after expiresAt, never before.
+      // Completed within the lease: the window ends before the claim's expiry, and the key's
+      // expiry moves to it (the value and the expiry are one SET): Redis reaps the record right
+      // after expiresAt, never before.
       assertThat(done).isLessThanOrEqualTo(claimedUntil);
-      assertThat(pexpireTime(s, key)).isEqualTo(claimedUntil);
-      // A window that ends after the key's expiry moves it.
+      assertThat(pexpireTime(s, key)).isEqualTo(done);
+      // A window that ends after the claim's expiry moves it too.
       String longer = "longer-" + UUID.randomUUID();
       Claim shortClaim =
           ((ClaimResult.Won)
@@ -214,13 +212,8 @@ class RedisKeyLayoutTest {
     return key.length() <= 200 ? "fp:" + key : "fp:long";
   }
 
-  private Map<String, String> hash(RedisLockSettings s, String key) {
-    Map<byte[], byte[]> raw = side.commands().hgetall(redisKey(s, key));
-    Map<String, String> out = new java.util.TreeMap<>();
-    raw.forEach(
-        (k, v) ->
-            out.put(new String(k, StandardCharsets.UTF_8), new String(v, StandardCharsets.UTF_8)));
-    return out;
+  private String value(RedisLockSettings s, String key) {
+    return new String(side.commands().get(redisKey(s, key)), StandardCharsets.UTF_8);
   }
 
   private long pexpireTime(RedisLockSettings s, String key) {

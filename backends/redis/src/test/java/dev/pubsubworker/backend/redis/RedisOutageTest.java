@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -214,10 +215,11 @@ class RedisOutageTest {
     RedisLockSettings settings = TestRedis.settings("wrongtype").build();
     try (RedisLockBackend backend = RedisLockBackend.create(settings);
         TestRedis.Side side = TestRedis.side()) {
-      // Something else wrote a plain string where a record belongs.
+      // Something else wrote a list where a record belongs.
       side.commands()
-          .set(
-              layout(settings).redisKey(SECRET_KEY), "not a hash".getBytes(StandardCharsets.UTF_8));
+          .rpush(
+              layout(settings).redisKey(SECRET_KEY),
+              "not a record".getBytes(StandardCharsets.UTF_8));
       Claim claim = new Claim(SECRET_KEY, 1, Instant.now(), "token");
       for (ThrowableAssert.ThrowingCallable call :
           Arrays.<ThrowableAssert.ThrowingCallable>asList(
@@ -231,16 +233,61 @@ class RedisOutageTest {
                 InvalidLockRecordException.class,
                 e -> {
                   assertThat(e.key()).isEqualTo(SECRET_KEY);
-                  assertThat(e.storedFields()).isEqualTo(Map.of("(type)", "string"));
+                  assertThat(e.storedFields()).isEqualTo(Map.of("(type)", "list"));
                 })
             .hasMessageContaining("failed on redis prefix '" + settings.keyPrefix() + "'")
-            .hasMessageContaining("(the Redis key holds a string, not a hash)")
+            .hasMessageContaining("(the Redis key holds a list, not a lock record)")
             .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
       }
       // purgeExpired skips what is not a record instead of failing; forget removes it.
       assertThat(backend.purgeExpired(10)).isZero();
       assertThat(backend.forget(SECRET_KEY)).isTrue();
       assertThat(backend.inspect(SECRET_KEY)).isEmpty();
+      side.deleteAll(settings.namespace());
+    }
+  }
+
+  @Test
+  void a_string_that_is_not_a_record_is_unreadable_on_every_verb_and_left_as_it_is() {
+    RedisLockSettings settings = TestRedis.settings("foreign_string").build();
+    // Not this backend's format; the format without the Redis expiry it always sets; a token with
+    // a control character; a fence of 0.
+    List<String> values =
+        List.of("not a record", "CLAIMED 1 60000 t", "DONE 1 60000 t\u0001", "DONE 0 60000 t");
+    try (RedisLockBackend backend = RedisLockBackend.create(settings);
+        TestRedis.Side side = TestRedis.side()) {
+      byte[] redisKey = layout(settings).redisKey(SECRET_KEY);
+      for (int i = 0; i < values.size(); i++) {
+        String value = values.get(i);
+        byte[] stored = value.getBytes(StandardCharsets.UTF_8);
+        side.commands().set(redisKey, stored);
+        if (i > 1) {
+          side.commands().pexpire(redisKey, 600_000);
+        }
+        Claim claim = new Claim(SECRET_KEY, 1, Instant.now(), "t");
+        for (ThrowableAssert.ThrowingCallable call :
+            Arrays.<ThrowableAssert.ThrowingCallable>asList(
+                () -> backend.claim(SECRET_KEY, LEASE, "t"),
+                () -> backend.claim(SECRET_KEY, LEASE, "other"),
+                () -> backend.complete(claim, LEASE),
+                () -> backend.extend(claim, LEASE),
+                () -> backend.release(claim),
+                () -> backend.inspect(SECRET_KEY))) {
+          assertThatThrownBy(call)
+              .as(value)
+              .isInstanceOfSatisfying(
+                  InvalidLockRecordException.class,
+                  e -> {
+                    assertThat(e.key()).isEqualTo(SECRET_KEY);
+                    assertThat(e.storedFields()).containsEntry("value", value);
+                  })
+              .hasMessageContaining("failed on redis prefix '" + settings.keyPrefix() + "'")
+              .hasMessageContaining("the Redis key holds a string that is not a lock record")
+              .satisfies(e -> assertThat(e.getMessage()).doesNotContain("4242"));
+        }
+        assertThat(side.commands().get(redisKey)).as(value).isEqualTo(stored);
+      }
+      assertThat(backend.forget(SECRET_KEY)).isTrue();
       side.deleteAll(settings.namespace());
     }
   }

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * One network round trip per verb: counted on the server ({@code INFO commandstats}: one {@code
- * EVALSHA} per verb, no {@code EVAL}, no {@code SCRIPT LOAD}) and on the client (a Lettuce command
- * listener sees exactly one command per verb).
+ * EVALSHA} per verb, or for a claim the script does not need to decide one transaction, {@code
+ * MULTI} ... {@code EXEC}; no {@code EVAL}, no {@code SCRIPT LOAD}) and on the client (a Lettuce
+ * command listener sees exactly those commands).
  */
 class RedisRoundTripTest {
 
@@ -72,14 +73,21 @@ class RedisRoundTripTest {
     side.close();
   }
 
+  /** The client-side names of the claim transaction's commands, as the listener sees them. */
+  private static final List<String> TRANSACTION =
+      List.of("MULTI", "SET", "PEXPIRETIME", "TIME", "EXEC").stream()
+          .map(c -> c + " (claim transaction)")
+          .toList();
+
   @Test
-  void every_verb_is_exactly_one_evalsha() {
+  void every_verb_is_one_round_trip_a_claim_that_needs_no_script_is_a_transaction() {
     sent.clear();
     long evalshaBefore = side.commandCalls("evalsha");
     long evalBefore = side.commandCalls("eval");
     long scriptBefore = side.commandCalls("script|load");
+    long execBefore = side.commandCalls("exec");
+    long multiBefore = side.commandCalls("multi");
 
-    int verbs = 0;
     for (int i = 0; i < CYCLES; i++) {
       String key = "cycle-" + i;
       Claim claim = ((ClaimResult.Won) backend.claim(key, LEASE, "token-" + i)).claim();
@@ -89,15 +97,42 @@ class RedisRoundTripTest {
           .isInstanceOf(ClaimResult.AlreadyDone.class);
       assertThat(backend.inspect(key)).isPresent();
       String mutexKey = "mutex-" + i;
-      backend.release(((ClaimResult.Won) backend.claim(mutexKey, LEASE, "m-" + i)).claim());
-      verbs += 7;
+      Claim mutex = ((ClaimResult.Won) backend.claim(mutexKey, LEASE, "m-" + i)).claim();
+      assertThat(backend.claim(mutexKey, LEASE, "n-" + i))
+          .isInstanceOf(ClaimResult.HeldByOther.class);
+      backend.release(mutex);
     }
 
-    assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(verbs);
+    // Claims on a new key, on a DONE key and on a held key: one transaction each (no script);
+    // extend, complete, inspect and release: one EVALSHA each. Eight round trips per cycle.
+    long transactions = 4L * CYCLES;
+    long scripts = 4L * CYCLES;
+    assertThat(side.commandCalls("exec") - execBefore).isEqualTo(transactions);
+    assertThat(side.commandCalls("multi") - multiBefore).isEqualTo(transactions);
+    assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(scripts);
     assertThat(side.commandCalls("eval") - evalBefore).isZero();
     assertThat(side.commandCalls("script|load") - scriptBefore).isZero();
-    assertThat(sent.keySet()).containsExactly("EVALSHA");
-    assertThat(sent.get("EVALSHA").sum()).isEqualTo(verbs);
+    assertThat(sent.keySet()).containsExactlyInAnyOrderElementsOf(withEvalsha());
+    assertThat(sent.get("EVALSHA").sum()).isEqualTo(scripts);
+    for (String command : TRANSACTION) {
+      assertThat(sent.get(command).sum()).as(command).isEqualTo(transactions);
+    }
+  }
+
+  @Test
+  void a_claim_the_transaction_cannot_decide_runs_the_script_after_it() {
+    Claim first = ((ClaimResult.Won) backend.claim("retried", LEASE, "token")).claim();
+    sent.clear();
+    long evalshaBefore = side.commandCalls("evalsha");
+    long execBefore = side.commandCalls("exec");
+    // The same claim token again (a retry after a lost reply): the script re-affirms the claim.
+    ClaimResult again = backend.claim("retried", LEASE, "token");
+    assertThat(again)
+        .isInstanceOfSatisfying(
+            ClaimResult.Won.class, w -> assertThat(w.claim().fence()).isEqualTo(first.fence()));
+    assertThat(side.commandCalls("exec") - execBefore).isEqualTo(1);
+    assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(1);
+    assertThat(sent.get("EVALSHA").sum()).isEqualTo(1);
   }
 
   @Test
@@ -105,19 +140,32 @@ class RedisRoundTripTest {
     try (IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).lease(LEASE).build()) {
       sent.clear();
       long evalshaBefore = side.commandCalls("evalsha");
+      long execBefore = side.commandCalls("exec");
       for (int i = 0; i < CYCLES; i++) {
         assertThat(guard.lock("guarded-" + i, ctx -> ctx.fencingToken()).executed()).isTrue();
       }
-      assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(2L * CYCLES);
+      // Claim: one transaction; complete: one EVALSHA.
+      assertThat(side.commandCalls("exec") - execBefore).isEqualTo(CYCLES);
+      assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(CYCLES);
       long afterCycles = side.commandCalls("evalsha");
+      long execAfterCycles = side.commandCalls("exec");
       for (int i = 0; i < CYCLES; i++) {
         assertThat(guard.lock("guarded-" + i, ctx -> ctx.fencingToken()))
             .isInstanceOf(LockResult.Duplicate.class);
       }
-      assertThat(side.commandCalls("evalsha") - afterCycles).isEqualTo(CYCLES);
-      assertThat(sent.keySet()).containsExactly("EVALSHA");
-      assertThat(sent.get("EVALSHA").sum()).isEqualTo(3L * CYCLES);
+      // A duplicate: one transaction, no script.
+      assertThat(side.commandCalls("exec") - execAfterCycles).isEqualTo(CYCLES);
+      assertThat(side.commandCalls("evalsha") - afterCycles).isZero();
+      assertThat(sent.keySet()).containsExactlyInAnyOrderElementsOf(withEvalsha());
+      assertThat(sent.get("EVALSHA").sum()).isEqualTo(CYCLES);
+      assertThat(sent.get(TRANSACTION.get(4)).sum()).isEqualTo(2L * CYCLES);
     }
+  }
+
+  private static List<String> withEvalsha() {
+    List<String> all = new java.util.ArrayList<>(TRANSACTION);
+    all.add("EVALSHA");
+    return all;
   }
 
   @Test
@@ -138,9 +186,11 @@ class RedisRoundTripTest {
 
   @Test
   void a_lost_script_cache_costs_one_eval_then_evalsha_again() {
+    backend.claim("after-flush", LEASE, "t");
     side.text().scriptFlush();
     sent.clear();
     long evalBefore = side.commandCalls("eval");
+    // A retried claim (same token) needs the script after the transaction.
     assertThat(backend.claim("after-flush", LEASE, "t")).isInstanceOf(ClaimResult.Won.class);
     // EVALSHA answered NOSCRIPT, so the text was sent once with EVAL ...
     assertThat(side.commandCalls("eval") - evalBefore).isEqualTo(1);
@@ -149,8 +199,8 @@ class RedisRoundTripTest {
     // ... which cached it again: the next call is a single EVALSHA.
     sent.clear();
     assertThat(backend.claim("after-flush", LEASE, "t")).isInstanceOf(ClaimResult.Won.class);
-    assertThat(sent.keySet()).containsExactly("EVALSHA");
-    assertThat(List.copyOf(sent.values()).get(0).sum()).isEqualTo(1);
+    assertThat(sent.get("EVALSHA").sum()).isEqualTo(1);
+    assertThat(sent).doesNotContainKey("EVAL");
     assertThat(side.commandCalls("eval") - evalBefore).isEqualTo(1);
   }
 }
