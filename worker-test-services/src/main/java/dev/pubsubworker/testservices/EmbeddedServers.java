@@ -1,5 +1,6 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.ManagedProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
@@ -30,23 +31,26 @@ final class EmbeddedServers {
     if (!binary.canExecute() && !binary.setExecutable(true)) {
       throw new IOException("cannot make " + binary + " executable");
     }
-    return ManagedProcess.start(
-        "embedded-redis",
-        workDir,
-        port ->
-            List.of(
-                binary.getAbsolutePath(),
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no"),
-        Map.of(),
-        port -> Probes.redisPing(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
-        REDIS_START_TIMEOUT);
+    ManagedProcess redis =
+        ManagedProcess.start(
+            "embedded-redis",
+            workDir,
+            port ->
+                List.of(
+                    binary.getAbsolutePath(),
+                    "--port",
+                    Integer.toString(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no"),
+            Map.of(),
+            port ->
+                Probes.redisPing(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
+            REDIS_START_TIMEOUT);
+    return ShutdownActions.stopAtExit("embedded-redis", redis);
   }
 
   /**
