@@ -2,7 +2,9 @@ package dev.pubsubworker.emulators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -54,42 +56,37 @@ class CloudEmulatorTest {
             "/sdk/launcher", "--database-mode=datastore-mode", "--host=127.0.0.1", "--port=8082");
   }
 
+  /** A stand-in emulator: answers {@code GET /} with 200 on the port given as its argument. */
+  public static final class HttpOk {
+    public static void main(String[] args) throws IOException {
+      HttpServer server =
+          HttpServer.create(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[0])), 0);
+      server.createContext(
+          "/",
+          exchange -> {
+            exchange.sendResponseHeaders(200, -1);
+            exchange.close();
+          });
+      server.start();
+    }
+  }
+
   @Test
   void startRunsTheLauncherWithThisJavaUntilItAnswersHttp200() throws Exception {
-    // A stand-in emulator: a launcher script that runs an HTTP server with "$JAVA", as the real
-    // launchers run the emulator.
-    Path source = dir.resolve("HttpOk.java");
-    Files.writeString(
-        source,
-        String.join(
-            "\n",
-            "import com.sun.net.httpserver.HttpServer;",
-            "import java.net.InetSocketAddress;",
-            "public class HttpOk {",
-            "  public static void main(String[] args) throws Exception {",
-            "    HttpServer server = HttpServer.create(",
-            "        new InetSocketAddress(\"127.0.0.1\", Integer.parseInt(args[0])), 0);",
-            "    server.createContext(\"/\", exchange -> {",
-            "      exchange.sendResponseHeaders(200, 2);",
-            "      exchange.getResponseBody().write(\"Ok\".getBytes());",
-            "      exchange.close();",
-            "    });",
-            "    server.start();",
-            "  }",
-            "}",
-            ""));
+    // The real launchers are scripts that run the emulator with "$JAVA"; so does this one.
+    Path classes =
+        Path.of(HttpOk.class.getProtectionDomain().getCodeSource().getLocation().toURI());
     Path launcher =
         executable(
             dir.resolve("sdk").resolve(CloudEmulator.PUBSUB.relativePath()),
-            String.join(
-                "\n",
-                "#!/bin/sh",
-                "echo \"java home $JAVA_HOME\"",
-                "for arg in \"$@\"; do",
-                "  case \"$arg\" in --port=*) port=\"${arg#--port=}\" ;; esac",
-                "done",
-                "exec \"$JAVA\" '" + source + "' \"$port\"",
-                ""));
+            "#!/bin/sh\n"
+                + "echo \"java home $JAVA_HOME\"\n"
+                + "port=\"${2#--port=}\"\n"
+                + "exec \"$JAVA\" -cp '"
+                + classes
+                + "' '"
+                + HttpOk.class.getName()
+                + "' \"$port\"\n");
 
     try (ManagedProcess emulator =
         CloudEmulator.PUBSUB.start(launcher, dir.resolve("logs"), Duration.ofSeconds(60))) {

@@ -2,9 +2,10 @@ package dev.pubsubworker.emulators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Function;
@@ -31,26 +32,21 @@ class CloudSdkTest {
 
   @Test
   void withoutAnOverrideGcloudOnPathComesFirstAndHomeLast() throws Exception {
-    Path sdk = dir.resolve("sdk");
-    Path gcloud = Files.createDirectories(sdk.resolve("bin")).resolve("gcloud");
+    // A stale link to a removed installation is passed over; the next gcloud on PATH counts.
+    Path stale = Files.createDirectories(dir.resolve("stale"));
+    Files.createSymbolicLink(stale.resolve("gcloud"), dir.resolve("removed/bin/gcloud"));
+    Path gcloud = Files.createDirectories(dir.resolve("sdk/bin")).resolve("gcloud");
     Files.writeString(gcloud, "#!/bin/sh\n");
-    Files.setPosixFilePermissions(gcloud, PosixFilePermissions.fromString("rwxr-xr-x"));
-    // gcloud reached through a link, as /usr/bin/gcloud is: the root is the real installation.
-    Path bin = Files.createDirectories(dir.resolve("usr-bin"));
-    Files.createSymbolicLink(bin.resolve("gcloud"), gcloud);
+    gcloud.toFile().setExecutable(true);
+    String path =
+        String.join(File.pathSeparator, "", stale.toString(), gcloud.getParent().toString());
 
-    assertThat(
-            CloudSdk.roots(
-                OVERRIDE,
-                env(
-                    Map.of(
-                        OVERRIDE,
-                        "  ",
-                        "PATH",
-                        dir.resolve("nothing-here") + ":" + bin,
-                        "HOME",
-                        "/home/someone"))))
-        .startsWith(sdk.toRealPath(), Path.of("/usr/lib/google-cloud-sdk"))
+    List<Path> roots =
+        CloudSdk.roots(
+            OVERRIDE, env(Map.of(OVERRIDE, "  ", "PATH", path, "HOME", "/home/someone")));
+
+    assertThat(roots)
+        .startsWith(dir.resolve("sdk").toRealPath(), Path.of("/usr/lib/google-cloud-sdk"))
         .contains(Path.of("/usr/share/google-cloud-sdk"))
         .endsWith(Path.of("/home/someone/google-cloud-sdk"))
         .doesNotHaveDuplicates();
