@@ -134,30 +134,30 @@ class DemoCommandTest {
   void without_the_cloud_cli_the_demo_says_what_to_install_and_exits_3(@TempDir Path dir)
       throws Exception {
     // CLOUDSDK_ROOT_DIR, when set, is the only place the demo looks for the Cloud CLI.
-    Path empty = Files.createDirectories(dir.resolve("no-cloud-cli"));
-    String pubsub =
-        demoWithoutCloudCli(dir.resolve("pubsub.log"), empty, "demo", "--pubsub", "emulator");
-    assertThat(pubsub)
-        .contains(
-            "demo: no Pub/Sub emulator found: install the Google Cloud CLI's pubsub-emulator"
-                + " (apt-get install google-cloud-cli-pubsub-emulator, or gcloud components"
-                + " install pubsub-emulator), pass --pubsub HOST:PORT of a running one, or leave"
-                + " --pubsub out to use the embedded server\n");
-    String datastore =
-        demoWithoutCloudCli(dir.resolve("datastore.log"), empty, "demo", "--backend", "datastore");
-    assertThat(datastore)
-        .contains(
-            "demo: no Datastore emulator found: install the Google Cloud CLI's"
-                + " cloud-datastore-emulator (apt-get install google-cloud-cli-datastore-emulator,"
-                + " or gcloud components install cloud-datastore-emulator), or set"
-                + " DATASTORE_EMULATOR_HOST to a running one\n");
+    Path sdk = Files.createDirectories(dir.resolve("no-cloud-cli"));
+    String pubsubHint =
+        "demo: no Pub/Sub emulator found: install the Google Cloud CLI's pubsub-emulator (apt-get"
+            + " install google-cloud-cli-pubsub-emulator, or gcloud components install"
+            + " pubsub-emulator), pass --pubsub HOST:PORT of a running one, or leave --pubsub out"
+            + " to use the embedded server\n";
+    String datastoreHint =
+        "demo: no Datastore emulator found: install the Google Cloud CLI's cloud-datastore-emulator"
+            + " (apt-get install google-cloud-cli-datastore-emulator, or gcloud components install"
+            + " cloud-datastore-emulator), or set DATASTORE_EMULATOR_HOST to a running one\n";
+    assertThat(demoWithoutCloudCli(dir.resolve("pubsub.log"), sdk, "--pubsub", "emulator"))
+        .contains(pubsubHint);
+    assertThat(demoWithoutCloudCli(dir.resolve("datastore.log"), sdk, "--backend", "datastore"))
+        .contains(datastoreHint);
   }
 
   /**
    * Runs the app in its own JVM with {@code CLOUDSDK_ROOT_DIR=sdk}; its output, once it exits 3.
    */
-  private static String demoWithoutCloudCli(Path log, Path sdk, String... args) throws Exception {
-    ProcessBuilder builder = AppProcess.builder(log, args);
+  private static String demoWithoutCloudCli(Path log, Path sdk, String... options)
+      throws Exception {
+    List<String> args = new ArrayList<>(List.of("demo"));
+    args.addAll(List.of(options));
+    ProcessBuilder builder = AppProcess.builder(log, args.toArray(String[]::new));
     builder.environment().put("CLOUDSDK_ROOT_DIR", sdk.toString());
     builder.environment().remove("DATASTORE_EMULATOR_HOST");
     Process process = builder.start();

@@ -31,26 +31,27 @@ final class EmbeddedServers {
     if (!binary.canExecute() && !binary.setExecutable(true)) {
       throw new IOException("cannot make " + binary + " executable");
     }
-    ManagedProcess redis =
-        ManagedProcess.start(
-            "embedded-redis",
-            workDir,
-            port ->
-                List.of(
-                    binary.getAbsolutePath(),
-                    "--port",
-                    Integer.toString(port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no"),
-            Map.of(),
-            port ->
-                Probes.redisPing(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
-            REDIS_START_TIMEOUT);
-    return ShutdownActions.stopAtExit("embedded-redis", redis);
+    return ShutdownActions.stopAtExit("embedded-redis", startRedis(binary, workDir));
+  }
+
+  private static ManagedProcess startRedis(File binary, Path workDir) throws IOException {
+    return ManagedProcess.start(
+        "embedded-redis",
+        workDir,
+        port ->
+            List.of(
+                binary.getAbsolutePath(),
+                "--port",
+                Integer.toString(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no"),
+        Map.of(),
+        port -> Probes.redisPing(URI.create("redis://127.0.0.1:" + port), Duration.ofSeconds(1)),
+        REDIS_START_TIMEOUT);
   }
 
   /**
