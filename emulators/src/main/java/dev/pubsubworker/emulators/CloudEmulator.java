@@ -44,8 +44,8 @@ public enum CloudEmulator {
   };
 
   /**
-   * How long {@link #start} gives the probe to answer by default; JVM emulators on busy cores need
-   * a margin.
+   * A start timeout for {@link #start} that fits every emulator here: 90 s, since these JVM
+   * programs on a busy machine can take far longer than their usual few seconds.
    */
   public static final Duration START_TIMEOUT = Duration.ofSeconds(90);
 
