@@ -5,9 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pubsubworker.runtime.cli.ExitCodes;
 import dev.pubsubworker.testservices.SqlDatabase;
 import dev.pubsubworker.testservices.TestServices;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -124,6 +128,43 @@ class DemoCommandTest {
     CliRun pubsub = CliRun.of("demo", "--pubsub", "nowhere");
     assertThat(pubsub.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
     assertThat(pubsub.err()).contains("must be embedded, emulator or HOST:PORT, but was 'nowhere'");
+  }
+
+  @Test
+  void without_the_cloud_cli_the_demo_says_what_to_install_and_exits_3(@TempDir Path dir)
+      throws Exception {
+    // CLOUDSDK_ROOT_DIR, when set, is the only place the demo looks for the Cloud CLI.
+    Path sdk = Files.createDirectories(dir.resolve("no-cloud-cli"));
+    String pubsubHint =
+        "demo: no Pub/Sub emulator found: install the Google Cloud CLI's pubsub-emulator (apt-get"
+            + " install google-cloud-cli-pubsub-emulator, or gcloud components install"
+            + " pubsub-emulator), pass --pubsub HOST:PORT of a running one, or leave --pubsub out"
+            + " to use the embedded server\n";
+    String datastoreHint =
+        "demo: no Datastore emulator found: install the Google Cloud CLI's cloud-datastore-emulator"
+            + " (apt-get install google-cloud-cli-datastore-emulator, or gcloud components install"
+            + " cloud-datastore-emulator), or set DATASTORE_EMULATOR_HOST to a running one\n";
+    assertThat(demoWithoutCloudCli(dir.resolve("pubsub.log"), sdk, "--pubsub", "emulator"))
+        .contains(pubsubHint);
+    assertThat(demoWithoutCloudCli(dir.resolve("datastore.log"), sdk, "--backend", "datastore"))
+        .contains(datastoreHint);
+  }
+
+  /**
+   * Runs the app in its own JVM with {@code CLOUDSDK_ROOT_DIR=sdk}; its output, once it exits 3.
+   */
+  private static String demoWithoutCloudCli(Path log, Path sdk, String... options)
+      throws Exception {
+    List<String> args = new ArrayList<>(List.of("demo"));
+    args.addAll(List.of(options));
+    ProcessBuilder builder = AppProcess.builder(log, args.toArray(String[]::new));
+    builder.environment().put("CLOUDSDK_ROOT_DIR", sdk.toString());
+    builder.environment().remove("DATASTORE_EMULATOR_HOST");
+    Process process = builder.start();
+    assertThat(process.waitFor(2, TimeUnit.MINUTES)).as("the demo exits").isTrue();
+    String out = Files.readString(log);
+    assertThat(process.exitValue()).as(out).isEqualTo(ExitCodes.UNAVAILABLE);
+    return out;
   }
 
   @Test

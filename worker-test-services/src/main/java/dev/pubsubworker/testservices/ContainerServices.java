@@ -1,5 +1,6 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.CloudEmulator;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.DatastoreEmulatorContainer;
 import org.testcontainers.containers.FirestoreEmulatorContainer;
@@ -60,7 +61,7 @@ final class ContainerServices implements ContainerStarter {
   }
 
   @Override
-  public HostPort emulator(EmulatorSources.Emulator emulator) {
+  public HostPort emulator(CloudEmulator emulator) {
     return switch (emulator) {
       case PUBSUB -> {
         PubSubEmulatorContainer container = pubsubContainer();

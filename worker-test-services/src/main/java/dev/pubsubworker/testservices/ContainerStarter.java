@@ -1,5 +1,7 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.CloudEmulator;
+
 /**
  * What the Testcontainers source starts, one call per service. {@link ContainerServices#DOCKER}
  * starts real containers; resolution tests substitute a starter that records what was asked for, so
@@ -17,5 +19,5 @@ interface ContainerStarter {
   JdbcEndpoint mariadb();
 
   /** A {@code google-cloud-cli:emulators} container running {@code emulator}, and its address. */
-  HostPort emulator(EmulatorSources.Emulator emulator);
+  HostPort emulator(CloudEmulator emulator);
 }

@@ -1,5 +1,6 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.ManagedProcess;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
@@ -30,6 +31,10 @@ final class EmbeddedServers {
     if (!binary.canExecute() && !binary.setExecutable(true)) {
       throw new IOException("cannot make " + binary + " executable");
     }
+    return ShutdownActions.stopAtExit("embedded-redis", startRedis(binary, workDir));
+  }
+
+  private static ManagedProcess startRedis(File binary, Path workDir) throws IOException {
     return ManagedProcess.start(
         "embedded-redis",
         workDir,

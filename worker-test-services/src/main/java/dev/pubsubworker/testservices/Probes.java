@@ -11,10 +11,7 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.io.IOException;
-import java.io.InputStream;
-import java.net.HttpURLConnection;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
@@ -99,30 +96,11 @@ final class Probes {
   }
 
   /**
-   * Succeeds when {@code GET http://host:port/} answers 200, which Google's Pub/Sub, Datastore and
-   * Firestore emulators do ("Ok") as soon as they serve requests.
+   * Succeeds when {@code GET http://host:port/} answers 200, as Google's emulators do once they
+   * serve requests ({@link dev.pubsubworker.emulators.Probes#httpOk}).
    */
   static void httpOk(HostPort target, Duration timeout) throws IOException {
-    HttpURLConnection connection =
-        (HttpURLConnection) URI.create("http://" + target + "/").toURL().openConnection();
-    int millis = Math.toIntExact(timeout.toMillis());
-    connection.setConnectTimeout(millis);
-    connection.setReadTimeout(millis);
-    connection.setUseCaches(false);
-    try {
-      int status = connection.getResponseCode();
-      try (InputStream body =
-          status < 400 ? connection.getInputStream() : connection.getErrorStream()) {
-        if (body != null) {
-          body.readAllBytes();
-        }
-      }
-      if (status != 200) {
-        throw new IOException("GET http://" + target + "/ answered HTTP " + status);
-      }
-    } finally {
-      connection.disconnect();
-    }
+    dev.pubsubworker.emulators.Probes.httpOk(target.toString(), timeout);
   }
 
   /** Whether a TCP connection to {@code target} opens within {@code timeout}. */
@@ -137,14 +115,10 @@ final class Probes {
   }
 
   /**
-   * A TCP port on 127.0.0.1 that was free a moment ago. Another process may take it before the
-   * caller binds it: {@link ManagedProcess} retries on a fresh port when that happens.
+   * A TCP port on 127.0.0.1 that was free a moment ago (see {@link
+   * dev.pubsubworker.emulators.Probes#freeLoopbackPort}).
    */
   static int freeLoopbackPort() throws IOException {
-    try (ServerSocket socket = new ServerSocket()) {
-      socket.setReuseAddress(false);
-      socket.bind(new InetSocketAddress("127.0.0.1", 0));
-      return socket.getLocalPort();
-    }
+    return dev.pubsubworker.emulators.Probes.freeLoopbackPort();
   }
 }

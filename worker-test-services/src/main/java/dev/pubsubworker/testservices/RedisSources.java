@@ -5,6 +5,7 @@ import static dev.pubsubworker.testservices.AttemptResult.misconfigured;
 import static dev.pubsubworker.testservices.AttemptResult.notConfigured;
 import static dev.pubsubworker.testservices.AttemptResult.notHere;
 
+import dev.pubsubworker.emulators.ManagedProcess;
 import dev.pubsubworker.testservices.ServiceResolver.Step;
 import java.io.IOException;
 import java.net.URI;

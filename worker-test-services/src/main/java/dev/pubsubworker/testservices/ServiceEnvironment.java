@@ -1,12 +1,9 @@
 package dev.pubsubworker.testservices;
 
-import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
+import dev.pubsubworker.emulators.CloudSdk;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -46,14 +43,6 @@ final class ServiceEnvironment {
   record LocalPorts(String host, int redis, int postgres, int mariadb) {
     static final LocalPorts DEFAULT = new LocalPorts("127.0.0.1", 6379, 5432, 3306);
   }
-
-  private static final List<String> DEFAULT_CLOUD_SDK_ROOTS =
-      List.of(
-          "/usr/lib/google-cloud-sdk",
-          "/usr/share/google-cloud-sdk",
-          "/opt/google-cloud-sdk",
-          "/opt/homebrew/share/google-cloud-sdk",
-          "/usr/local/share/google-cloud-sdk");
 
   private final Map<String, String> variables;
   private final LocalPorts localPorts;
@@ -177,39 +166,11 @@ final class ServiceEnvironment {
   /**
    * The folders that may hold the Google Cloud CLI, most specific first: {@code
    * TEST_SERVICES_CLOUD_SDK} alone when set; otherwise the installation that {@code gcloud} on
-   * {@code PATH} belongs to, the usual package locations and {@code ~/google-cloud-sdk}.
+   * {@code PATH} belongs to, the usual package locations and {@code ~/google-cloud-sdk} ({@link
+   * CloudSdk#roots(String, java.util.function.Function)}).
    */
   List<Path> cloudSdkRoots() {
-    Optional<String> override = variable(CLOUD_SDK_VARIABLE);
-    if (override.isPresent()) {
-      return List.of(Path.of(override.get()));
-    }
-    Set<Path> roots = new LinkedHashSet<>();
-    gcloudOnPath().ifPresent(roots::add);
-    DEFAULT_CLOUD_SDK_ROOTS.forEach(root -> roots.add(Path.of(root)));
-    variable("HOME").ifPresent(home -> roots.add(Path.of(home, "google-cloud-sdk")));
-    return new ArrayList<>(roots);
-  }
-
-  /** The SDK root that {@code gcloud} on {@code PATH} belongs to ({@code <root>/bin/gcloud}). */
-  private Optional<Path> gcloudOnPath() {
-    for (String dir : variable("PATH").orElse("").split(File.pathSeparator)) {
-      if (dir.isBlank()) {
-        continue;
-      }
-      Path gcloud = Path.of(dir, "gcloud");
-      if (Files.isExecutable(gcloud)) {
-        try {
-          Path bin = gcloud.toRealPath().getParent();
-          if (bin != null && bin.getParent() != null) {
-            return Optional.of(bin.getParent());
-          }
-        } catch (IOException e) {
-          // A dangling symlink: not a usable installation; keep looking.
-        }
-      }
-    }
-    return Optional.empty();
+    return CloudSdk.roots(CLOUD_SDK_VARIABLE, this::variable);
   }
 
   /** The SDK root for messages: what was looked at, comma-separated. */

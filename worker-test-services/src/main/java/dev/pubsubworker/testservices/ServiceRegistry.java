@@ -1,6 +1,6 @@
 package dev.pubsubworker.testservices;
 
-import dev.pubsubworker.testservices.EmulatorSources.Emulator;
+import dev.pubsubworker.emulators.CloudEmulator;
 import dev.pubsubworker.testservices.SqlDatabase.Product;
 
 /**
@@ -33,7 +33,7 @@ final class ServiceRegistry {
             env,
             () ->
                 EmulatorSources.steps(
-                    Emulator.PUBSUB,
+                    CloudEmulator.PUBSUB,
                     env,
                     (address, source) -> new PubSubEmulator(address, PROJECT_ID, source)));
     datastore =
@@ -42,7 +42,7 @@ final class ServiceRegistry {
             env,
             () ->
                 EmulatorSources.steps(
-                    Emulator.DATASTORE,
+                    CloudEmulator.DATASTORE,
                     env,
                     (address, source) ->
                         new DatastoreEmulator(
@@ -53,7 +53,7 @@ final class ServiceRegistry {
             env,
             () ->
                 EmulatorSources.steps(
-                    Emulator.FIRESTORE,
+                    CloudEmulator.FIRESTORE,
                     env,
                     (address, source) ->
                         new DatastoreEmulator(

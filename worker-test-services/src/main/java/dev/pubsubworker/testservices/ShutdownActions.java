@@ -1,5 +1,6 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.ManagedProcess;
 import java.util.ArrayDeque;
 import java.util.Deque;
 
@@ -26,6 +27,16 @@ final class ShutdownActions {
       hookInstalled = true;
     }
     ACTIONS.push(new Action(name, closeable));
+  }
+
+  /**
+   * Stops {@code process} (its whole tree) at JVM exit, named {@code name (pid N)} in the report.
+   *
+   * @return {@code process}
+   */
+  static ManagedProcess stopAtExit(String name, ManagedProcess process) {
+    register(name + " (pid " + process.pid() + ")", process);
+    return process;
   }
 
   private static void runAll() {

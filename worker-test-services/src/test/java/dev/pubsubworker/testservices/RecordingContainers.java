@@ -1,5 +1,6 @@
 package dev.pubsubworker.testservices;
 
+import dev.pubsubworker.emulators.CloudEmulator;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
@@ -51,7 +52,7 @@ final class RecordingContainers implements ContainerStarter {
   }
 
   @Override
-  public HostPort emulator(EmulatorSources.Emulator emulator) {
+  public HostPort emulator(CloudEmulator emulator) {
     return (HostPort) answer(emulator.name());
   }
 

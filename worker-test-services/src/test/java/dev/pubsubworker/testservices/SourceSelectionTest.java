@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.pubsubworker.emulators.CloudEmulator;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -78,7 +79,7 @@ class SourceSelectionTest {
             "  }",
             "}",
             ""));
-    Path launcher = sdk.resolve(EmulatorSources.Emulator.PUBSUB.relativePath());
+    Path launcher = sdk.resolve(CloudEmulator.PUBSUB.relativePath());
     Files.createDirectories(launcher.getParent());
     Files.writeString(
         launcher,

@@ -16,6 +16,10 @@ import com.typesafe.config.ConfigFactory;
 import dev.pubsubworker.api.WorkerPlugin;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.embedded.EmbeddedPubSub;
+import dev.pubsubworker.emulators.CloudEmulator;
+import dev.pubsubworker.emulators.CloudSdk;
+import dev.pubsubworker.emulators.ManagedProcess;
+import dev.pubsubworker.emulators.Probes;
 import dev.pubsubworker.plugins.orders.OrderSink;
 import dev.pubsubworker.plugins.orders.OrdersPlugin;
 import dev.pubsubworker.runtime.config.WorkerConfig;
@@ -61,6 +65,9 @@ public final class Demo {
   private static final Duration LEASE = Duration.ofSeconds(5);
   private static final String PROJECT = "pubsub-worker-demo";
 
+  /** Names the Google Cloud CLI root to start emulators from; when set, the only one looked at. */
+  private static final String CLOUD_SDK_VARIABLE = "CLOUDSDK_ROOT_DIR";
+
   private final DemoOptions options;
   private final PrintWriter out;
   private final String runId = UUID.randomUUID().toString().substring(0, 8);
@@ -92,7 +99,7 @@ public final class Demo {
       if (options.backend() == DemoBackend.DATASTORE) {
         datastoreHost =
             emulator(
-                LocalEmulator.Kind.DATASTORE,
+                CloudEmulator.DATASTORE,
                 "DATASTORE_EMULATOR_HOST",
                 options.datastoreEmulatorHost(),
                 cleanup);
@@ -305,7 +312,7 @@ public final class Demo {
       return Optional.of(server.hostPort());
     }
     if (choice.source() == DemoPubSub.Source.GOOGLE_EMULATOR) {
-      return startEmulator(LocalEmulator.Kind.PUBSUB, cleanup);
+      return startEmulator(CloudEmulator.PUBSUB, cleanup);
     }
     String hostPort = choice.hostPort().orElseThrow();
     if (!PubSubProbe.answers(hostPort, PROJECT, Duration.ofSeconds(5))) {
@@ -320,11 +327,11 @@ public final class Demo {
   }
 
   private Optional<String> emulator(
-      LocalEmulator.Kind kind, String variable, Optional<String> given, List<AutoCloseable> cleanup)
+      CloudEmulator kind, String variable, Optional<String> given, List<AutoCloseable> cleanup)
       throws IOException {
     String configured = given.orElse(System.getenv(variable));
     if (configured != null && !configured.isBlank()) {
-      if (!LocalEmulator.answers(configured)) {
+      if (!answers(configured)) {
         out.println(
             "demo: "
                 + variable
@@ -340,18 +347,45 @@ public final class Demo {
   }
 
   /** Starts one of Google's emulators from the Cloud CLI; empty (after saying why) without one. */
-  private Optional<String> startEmulator(LocalEmulator.Kind kind, List<AutoCloseable> cleanup)
+  private Optional<String> startEmulator(CloudEmulator kind, List<AutoCloseable> cleanup)
       throws IOException {
-    Optional<Path> binary = LocalEmulator.find(kind);
+    Optional<Path> binary = kind.findLauncher(CloudSdk.roots(CLOUD_SDK_VARIABLE));
     if (binary.isEmpty()) {
-      out.println("demo: " + kind.installHint());
+      out.println("demo: " + installHint(kind));
       out.flush();
       return Optional.empty();
     }
     Path logs = Files.createTempDirectory("pubsub-worker-demo-");
-    LocalEmulator emulator = LocalEmulator.start(kind, binary.get(), logs);
+    ManagedProcess emulator = kind.start(binary.get(), logs, CloudEmulator.START_TIMEOUT);
     cleanup.add(emulator);
-    return Optional.of(emulator.hostPort());
+    return Optional.of("127.0.0.1:" + emulator.port());
+  }
+
+  /** One line saying what to install. */
+  private static String installHint(CloudEmulator kind) {
+    return switch (kind) {
+      case PUBSUB ->
+          "no Pub/Sub emulator found: install the Google Cloud CLI's pubsub-emulator (apt-get"
+              + " install google-cloud-cli-pubsub-emulator, or gcloud components install"
+              + " pubsub-emulator), pass --pubsub HOST:PORT of a running one, or leave --pubsub out"
+              + " to use the embedded server";
+      case DATASTORE ->
+          "no Datastore emulator found: install the Google Cloud CLI's cloud-datastore-emulator"
+              + " (apt-get install google-cloud-cli-datastore-emulator, or gcloud components"
+              + " install cloud-datastore-emulator), or set DATASTORE_EMULATOR_HOST to a running"
+              + " one";
+      case FIRESTORE -> throw new IllegalArgumentException("the demo does not start " + kind);
+    };
+  }
+
+  /** Whether {@code GET http://hostPort/} answers 200, as Google's emulators do when up. */
+  private static boolean answers(String hostPort) {
+    try {
+      Probes.httpOk(hostPort, Duration.ofSeconds(1));
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   private static void createTopicAndSubscription(

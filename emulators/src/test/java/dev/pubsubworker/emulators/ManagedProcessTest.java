@@ -1,4 +1,4 @@
-package dev.pubsubworker.testservices;
+package dev.pubsubworker.emulators;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

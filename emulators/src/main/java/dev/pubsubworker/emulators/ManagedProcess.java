@@ -1,4 +1,4 @@
-package dev.pubsubworker.testservices;
+package dev.pubsubworker.emulators;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -15,20 +15,30 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.IntFunction;
 
 /**
- * A server process started by the test services: on a free loopback port, its output (stdout and
- * stderr) in a log file rather than on the console, waited for until it answers, and stopped with
- * its whole process tree (found by PID through {@link ProcessHandle#descendants()}) at JVM exit.
+ * A server process started on a free loopback port, its output (stdout and stderr) in a log file
+ * rather than on the console, waited for until a readiness probe passes, and stopped with its whole
+ * process tree (found by PID through {@link ProcessHandle#descendants()}) by {@link #close()}.
  *
- * <p>If the port was taken between choosing it and the server binding it, the start is retried on a
- * fresh port (at most {@value #PORT_ATTEMPTS} times).
+ * <p>If the port was taken between choosing it and the server binding it (the server exits and its
+ * log says {@code Address already in use} or {@code BindException}), the start is retried on a
+ * fresh port, at most {@value #PORT_ATTEMPTS} times.
+ *
+ * <p>Nothing stops the process at JVM exit on its own: whoever starts one closes it, or registers
+ * it with a shutdown hook of their own.
  *
  * <p>Thread-safe.
  */
-final class ManagedProcess implements AutoCloseable {
+public final class ManagedProcess implements AutoCloseable {
 
-  /** Checks whether the server on {@code port} answers; throws saying what it saw otherwise. */
+  /** Checks whether the server on {@code port} answers. */
   @FunctionalInterface
-  interface ReadinessProbe {
+  public interface ReadinessProbe {
+    /**
+     * Returns normally when the server on {@code port} (of 127.0.0.1) answers.
+     *
+     * @throws IOException when it does not (yet), with a message saying what was seen; the last
+     *     such message is quoted if the start times out
+     */
     void check(int port) throws IOException;
   }
 
@@ -49,15 +59,21 @@ final class ManagedProcess implements AutoCloseable {
   }
 
   /**
-   * Starts {@code command.apply(port)} on a free loopback port and waits until {@code readiness}
-   * passes. The process is registered to stop at JVM exit.
+   * Starts {@code command.apply(port)} on a free loopback port, in {@code workDir}, and waits until
+   * {@code readiness} passes. The caller owns the returned process and must {@link #close()} it.
    *
-   * @param name file-name-safe name; the log is {@code <workDir>/<name>-<port>.log}
+   * @param name file-name-safe name; the log is {@code <workDir>/<name>-<port>.log}, and error
+   *     messages name the process by it
+   * @param workDir the process's working directory and where its log goes; created if missing
+   * @param command the command line for a port
    * @param environment variables added to this JVM's environment for the process
-   * @throws IOException when it cannot start, exits early, or does not answer within {@code
-   *     timeout}; the message names the log file. The process tree is stopped first.
+   * @param readiness passes once the server on the port answers
+   * @param timeout how long the server may take to answer, from starting it
+   * @throws IOException when it cannot start, exits early, finds its port taken {@value
+   *     #PORT_ATTEMPTS} times, or does not answer within {@code timeout}; the message names the log
+   *     file. The process tree is stopped first.
    */
-  static ManagedProcess start(
+  public static ManagedProcess start(
       String name,
       Path workDir,
       IntFunction<List<String>> command,
@@ -95,30 +111,29 @@ final class ManagedProcess implements AutoCloseable {
         stopTree(process);
         throw e;
       }
-      ManagedProcess ready =
-          new ManagedProcess(process, port, logFile, Duration.ofNanos(System.nanoTime() - started));
-      ShutdownActions.register(name + " (pid " + process.pid() + ")", ready);
-      return ready;
+      return new ManagedProcess(
+          process, port, logFile, Duration.ofNanos(System.nanoTime() - started));
     }
     throw portTaken;
   }
 
   /** The loopback port the process listens on. */
-  int port() {
+  public int port() {
     return port;
   }
 
   /** Where the process's stdout and stderr go. */
-  Path logFile() {
+  public Path logFile() {
     return logFile;
   }
 
   /** From starting the process until it first answered. */
-  Duration startupTime() {
+  public Duration startupTime() {
     return startupTime;
   }
 
-  long pid() {
+  /** The process's ID (of the command started, not of its descendants). */
+  public long pid() {
     return process.pid();
   }
 
@@ -197,7 +212,7 @@ final class ManagedProcess implements AutoCloseable {
                 + " did not answer on 127.0.0.1:"
                 + port
                 + " within "
-                + Seconds.format(timeout)
+                + String.format(Locale.ROOT, "%.1f s", timeout.toMillis() / 1000.0)
                 + " (last check: "
                 + lastProbe.getMessage()
                 + "); see "
