@@ -25,7 +25,7 @@ class CloudEmulatorTest {
   }
 
   @Test
-  void theLauncherIsTakenFromTheFirstRootThatHasItExecutable() throws Exception {
+  void the_launcher_is_taken_from_the_first_root_that_has_it_executable() throws Exception {
     Path empty = Files.createDirectories(dir.resolve("empty"));
     Path notExecutable = dir.resolve("plain").resolve(CloudEmulator.DATASTORE.relativePath());
     Files.createDirectories(notExecutable.getParent());
@@ -45,7 +45,7 @@ class CloudEmulatorTest {
   }
 
   @Test
-  void eachEmulatorListensOnTheLoopbackPortItIsGiven() {
+  void each_emulator_listens_on_the_loopback_port_it_is_given() {
     Path launcher = Path.of("/sdk/launcher");
     assertThat(CloudEmulator.PUBSUB.command(launcher, 8085))
         .containsExactly("/sdk/launcher", "--host=127.0.0.1", "--port=8085");
@@ -72,7 +72,7 @@ class CloudEmulatorTest {
   }
 
   @Test
-  void startRunsTheLauncherWithThisJavaUntilItAnswersHttp200() throws Exception {
+  void start_runs_the_launcher_with_this_java_until_it_answers_http200() throws Exception {
     // The real launchers are scripts that run the emulator with "$JAVA"; so does this one.
     Path classes =
         Path.of(HttpOk.class.getProtectionDomain().getCodeSource().getLocation().toURI());

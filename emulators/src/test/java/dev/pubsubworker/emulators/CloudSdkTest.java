@@ -23,7 +23,7 @@ class CloudSdkTest {
   }
 
   @Test
-  void theOverrideIsTheOnlyRoot() {
+  void the_override_is_the_only_root() {
     assertThat(
             CloudSdk.roots(
                 OVERRIDE, env(Map.of(OVERRIDE, " /somewhere/sdk ", "HOME", dir.toString()))))
@@ -31,7 +31,7 @@ class CloudSdkTest {
   }
 
   @Test
-  void withoutAnOverrideGcloudOnPathComesFirstAndHomeLast() throws Exception {
+  void without_an_override_gcloud_on_path_comes_first_and_home_last() throws Exception {
     // A stale link to a removed installation is passed over; the next gcloud on PATH counts.
     Path stale = Files.createDirectories(dir.resolve("stale"));
     Files.createSymbolicLink(stale.resolve("gcloud"), dir.resolve("removed/bin/gcloud"));
@@ -53,7 +53,7 @@ class CloudSdkTest {
   }
 
   @Test
-  void withNothingSetOnlyTheUsualPlacesAreLookedAt() {
+  void with_nothing_set_only_the_usual_places_are_looked_at() {
     assertThat(CloudSdk.roots(OVERRIDE, env(Map.of())))
         .startsWith(Path.of("/usr/lib/google-cloud-sdk"), Path.of("/usr/share/google-cloud-sdk"))
         .allMatch(root -> root.isAbsolute() && root.endsWith("google-cloud-sdk"));

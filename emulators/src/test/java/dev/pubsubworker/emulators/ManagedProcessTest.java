@@ -30,7 +30,7 @@ class ManagedProcessTest {
   }
 
   @Test
-  void closeStopsTheWholeProcessTree() throws Exception {
+  void close_stops_the_whole_process_tree() throws Exception {
     // A wrapper shell with a child, like the Datastore and Firestore launchers.
     ManagedProcess process =
         ManagedProcess.start(
@@ -54,7 +54,7 @@ class ManagedProcessTest {
   }
 
   @Test
-  void aProcessThatExitsEarlyIsReportedWithItsLog() {
+  void a_process_that_exits_early_is_reported_with_its_log() {
     assertThatThrownBy(
             () ->
                 ManagedProcess.start(
@@ -71,7 +71,7 @@ class ManagedProcessTest {
   }
 
   @Test
-  void aProcessThatNeverAnswersTimesOutAndIsStopped() throws Exception {
+  void a_process_that_never_answers_times_out_and_is_stopped() throws Exception {
     assertThatThrownBy(
             () ->
                 ManagedProcess.start(
@@ -90,7 +90,7 @@ class ManagedProcessTest {
   }
 
   @Test
-  void aTakenPortIsRetriedOnAnotherThenReported() throws IOException {
+  void a_taken_port_is_retried_on_another_then_reported() throws IOException {
     assertThatThrownBy(
             () ->
                 ManagedProcess.start(
@@ -112,7 +112,7 @@ class ManagedProcessTest {
   }
 
   @Test
-  void extraEnvironmentReachesTheProcess() throws Exception {
+  void extra_environment_reaches_the_process() throws Exception {
     ManagedProcess process =
         ManagedProcess.start(
             "env",

@@ -24,8 +24,8 @@ class DatastoreEmulatorTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("emulators")
-  void entityRoundTripsInItsOwnNamespace(ServiceKind kind, Supplier<DatastoreEmulator> accessor)
-      throws Exception {
+  void entity_round_trips_in_its_own_namespace(
+      ServiceKind kind, Supplier<DatastoreEmulator> accessor) throws Exception {
     DatastoreEmulator emulator = accessor.get();
     assertThat(emulator.kind()).isEqualTo(kind);
     String namespace = emulator.newNamespace();

@@ -20,7 +20,7 @@ class DeadLetterPolicyTest {
   private static final int MAX_DELIVERY_ATTEMPTS = 5;
 
   @Test
-  void messageNackedMaxAttemptsTimesLandsOnTheDeadLetterTopic() throws Exception {
+  void message_nacked_max_attempts_times_lands_on_the_dead_letter_topic() throws Exception {
     PubSubEmulator pubsub = TestServices.pubsub();
     SubscriptionFixture fixture =
         pubsub.createSubscription(

@@ -23,7 +23,7 @@ class ExactlyOnceDeliveryTest {
   private record Delivery(PubsubMessage message, AckReplyConsumerWithResponse reply) {}
 
   @Test
-  void ackAfterTheDeadlineLapsedIsNotSuccessful() throws Exception {
+  void ack_after_the_deadline_lapsed_is_not_successful() throws Exception {
     PubSubEmulator pubsub = TestServices.pubsub();
     SubscriptionFixture fixture =
         pubsub.createSubscription(

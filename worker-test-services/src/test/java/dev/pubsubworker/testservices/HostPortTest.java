@@ -24,7 +24,7 @@ class HostPortTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"localhost", "localhost:", ":8085", "localhost:8085/path", "a b:1"})
-  void rejectsWhatIsNotHostPort(String value) {
+  void rejects_what_is_not_host_port(String value) {
     assertThatThrownBy(() -> HostPort.parse(value))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'" + value + "' is not host:port");

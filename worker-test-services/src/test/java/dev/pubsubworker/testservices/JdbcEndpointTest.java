@@ -21,7 +21,7 @@ class JdbcEndpointTest {
   }
 
   @Test
-  void postgresUriBecomesAJdbcUrlWithItsCredentials() {
+  void postgres_uri_becomes_a_jdbc_url_with_its_credentials() {
     JdbcEndpoint endpoint =
         JdbcEndpoint.parse(
             Product.POSTGRES,
@@ -36,7 +36,7 @@ class JdbcEndpointTest {
   }
 
   @Test
-  void postgresSchemeAndDefaultPort() {
+  void postgres_scheme_and_default_port() {
     JdbcEndpoint endpoint =
         JdbcEndpoint.parse(Product.POSTGRES, "postgres://localhost/test", environment());
 
@@ -45,7 +45,7 @@ class JdbcEndpointTest {
   }
 
   @Test
-  void jdbcUrlTakesCredentialsFromItsParametersOrTheEnvironment() {
+  void jdbc_url_takes_credentials_from_its_parameters_or_the_environment() {
     JdbcEndpoint fromParameters =
         JdbcEndpoint.parse(
             Product.POSTGRES,
@@ -66,7 +66,7 @@ class JdbcEndpointTest {
   }
 
   @Test
-  void mariadbAcceptsMysqlSchemes() {
+  void mariadb_accepts_mysql_schemes() {
     assertThat(
             JdbcEndpoint.parse(Product.MARIADB, "mysql://root@127.0.0.1/test", environment())
                 .jdbcUrl())
@@ -78,7 +78,7 @@ class JdbcEndpointTest {
   }
 
   @Test
-  void wrongFormsAreNamedWithoutTheirPassword() {
+  void wrong_forms_are_named_without_their_password() {
     assertThatThrownBy(
             () -> JdbcEndpoint.parse(Product.POSTGRES, "mysql://u:secret@h:3306/db", environment()))
         .isInstanceOf(IllegalArgumentException.class)

@@ -22,7 +22,7 @@ class PubSubEmulatorTest {
   private final PubSubEmulator pubsub = TestServices.pubsub();
 
   @Test
-  void publishedMessageArrivesThroughStreamingPullAndIsAcked() throws Exception {
+  void published_message_arrives_through_streaming_pull_and_is_acked() throws Exception {
     SubscriptionFixture fixture =
         pubsub.createSubscription(SubscriptionSpec.newBuilder().setNamePrefix("stream").build());
     BlockingQueue<PubsubMessage> received = new LinkedBlockingQueue<>();
@@ -56,7 +56,7 @@ class PubSubEmulatorTest {
   }
 
   @Test
-  void unaryPullReturnsPublishedMessagesAndReturnsEmptyAtItsDeadline() {
+  void unary_pull_returns_published_messages_and_returns_empty_at_its_deadline() {
     SubscriptionFixture fixture = pubsub.createSubscription(SubscriptionSpec.defaults());
     String first = pubsub.publish(fixture.topic(), "one");
     String second = pubsub.publish(fixture.topic(), "two");
@@ -83,7 +83,7 @@ class PubSubEmulatorTest {
   }
 
   @Test
-  void subscriptionOptionsAreApplied() {
+  void subscription_options_are_applied() {
     SubscriptionSpec spec =
         SubscriptionSpec.newBuilder()
             .setNamePrefix("options")

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class RedisServiceTest {
 
   @Test
-  void valueRoundTripsThroughLettuce() {
+  void value_round_trips_through_lettuce() {
     RedisService redis = TestServices.redis();
     String key = TestServices.uniqueName("redis_self_test") + ":greeting";
 
@@ -26,7 +26,7 @@ class RedisServiceTest {
   }
 
   @Test
-  void resolvesOncePerJvm() {
+  void resolves_once_per_jvm() {
     assertThat(TestServices.redis()).isSameAs(TestServices.redis());
     assertThat(TestServices.redis().uri()).startsWith("redis");
   }

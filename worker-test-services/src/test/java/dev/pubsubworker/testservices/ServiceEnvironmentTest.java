@@ -14,7 +14,7 @@ class ServiceEnvironmentTest {
   @TempDir Path workDir;
 
   @Test
-  void gcloudOnPathLeadsToItsInstallation() throws Exception {
+  void gcloud_on_path_leads_to_its_installation() throws Exception {
     Path sdk = workDir.resolve("google-cloud-sdk");
     Path realGcloud = Files.createDirectories(sdk.resolve("bin")).resolve("gcloud");
     Files.writeString(realGcloud, "#!/bin/sh\n");
@@ -30,7 +30,7 @@ class ServiceEnvironmentTest {
   }
 
   @Test
-  void anExplicitCloudSdkIsTheOnlyPlaceLookedAt() {
+  void an_explicit_cloud_sdk_is_the_only_place_looked_at() {
     ServiceEnvironment environment =
         new TestEnvironments(workDir).hideCloudSdk(workDir.resolve("elsewhere")).build();
 
@@ -38,7 +38,7 @@ class ServiceEnvironmentTest {
   }
 
   @Test
-  void sourcesDefaultToAllAndCanBeNarrowed() {
+  void sources_default_to_all_and_can_be_narrowed() {
     assertThat(new TestEnvironments(workDir).build().enabledSources())
         .isEqualTo(EnumSet.allOf(ServiceSource.class));
     assertThat(
@@ -50,7 +50,7 @@ class ServiceEnvironmentTest {
   }
 
   @Test
-  void blankVariablesCountAsUnset() {
+  void blank_variables_count_as_unset() {
     ServiceEnvironment environment =
         new TestEnvironments(workDir).set("REDIS_URL", "  ").set("CI", "TRUE").build();
 

@@ -40,7 +40,7 @@ class ServiceResolutionTest {
   class WhenNothingCanBeHad {
 
     @Test
-    void hiddenEmulatorAbortsTheTestOutsideCi() {
+    void hidden_emulator_aborts_the_test_outside_ci() {
       Path missingSdk = workDir.resolve("no-cloud-sdk");
       ServiceRegistry registry = environment().hideCloudSdk(missingSdk).docker(false).registry();
 
@@ -50,7 +50,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void hiddenEmulatorFailsTheTestUnderCi() {
+    void hidden_emulator_fails_the_test_under_ci() {
       Path missingSdk = workDir.resolve("no-cloud-sdk");
       ServiceRegistry registry =
           environment().hideCloudSdk(missingSdk).docker(false).set("CI", "true").registry();
@@ -61,7 +61,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void ciMeansTrueOnly() {
+    void ci_means_true_only() {
       Path missingSdk = workDir.resolve("no-cloud-sdk");
       ServiceRegistry registry =
           environment().hideCloudSdk(missingSdk).docker(false).set("CI", "false").registry();
@@ -70,7 +70,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void everyEmulatorNamesItsOwnPackage() {
+    void every_emulator_names_its_own_package() {
       ServiceRegistry registry =
           environment().hideCloudSdk(workDir.resolve("none")).docker(false).registry();
 
@@ -90,7 +90,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void outcomeIsRememberedAndReportedOnce() {
+    void outcome_is_remembered_and_reported_once() {
       TestEnvironments environment =
           environment().hideCloudSdk(workDir.resolve("none")).docker(false);
       ServiceRegistry registry = environment.registry();
@@ -106,7 +106,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void redisWithNothingListeningAndOtherSourcesOff() throws Exception {
+    void redis_with_nothing_listening_and_other_sources_off() throws Exception {
       ServiceRegistry registry =
           environment().closeLocalPorts().set("TEST_SERVICES_SOURCES", "local").registry();
 
@@ -122,7 +122,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void unknownSourceIsAConfigurationErrorNotASkip() {
+    void unknown_source_is_a_configuration_error_not_a_skip() {
       ServiceRegistry registry =
           environment().set("TEST_SERVICES_SOURCES", "local,cloud").registry();
 
@@ -138,7 +138,7 @@ class ServiceResolutionTest {
   class EnvironmentVariables {
 
     @Test
-    void anEmulatorHostThatDoesNotAnswerIsReportedWithoutFallingBack() throws Exception {
+    void an_emulator_host_that_does_not_answer_is_reported_without_falling_back() throws Exception {
       int closed = TestEnvironments.closedPort();
       TestEnvironments environment =
           environment().set("PUBSUB_EMULATOR_HOST", "127.0.0.1:" + closed);
@@ -155,7 +155,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void anEmulatorHostThatAnswersWins() {
+    void an_emulator_host_that_answers_wins() {
       String running = TestServices.pubsub().hostPort();
       ServiceRegistry registry =
           environment()
@@ -170,7 +170,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void malformedEmulatorHostIsNamed() {
+    void malformed_emulator_host_is_named() {
       ServiceRegistry registry =
           environment().set("DATASTORE_EMULATOR_HOST", "localhost").registry();
 
@@ -182,7 +182,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void redisUrlWins() {
+    void redis_url_wins() {
       RedisService local = TestServices.redis();
       ServiceRegistry registry = environment().set("REDIS_URL", local.uri()).registry();
 
@@ -193,7 +193,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void redisUrlWithAWrongPasswordIsReportedWithThePasswordMasked() {
+    void redis_url_with_a_wrong_password_is_reported_with_the_password_masked() {
       // An ACL user with another password: the client (Lettuce, as the Redis backend) tolerates a
       // password sent to a server that has none, so the refusal needs a server that checks one.
       RedisService local = TestServices.redis();
@@ -219,7 +219,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void postgresUrlInUriForm() {
+    void postgres_url_in_uri_form() {
       SqlDatabase local = TestServices.postgres();
       String credentials =
           local.user() + (local.password().isEmpty() ? "" : ":" + local.password()) + "@";
@@ -234,7 +234,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void mariadbUrlInJdbcForm() {
+    void mariadb_url_in_jdbc_form() {
       SqlDatabase local = TestServices.mariadb();
       ServiceRegistry registry =
           environment()
@@ -250,7 +250,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void postgresUrlThatRefusesIsReportedWithoutFallingBack() throws Exception {
+    void postgres_url_that_refuses_is_reported_without_falling_back() throws Exception {
       String url = "jdbc:postgresql://127.0.0.1:" + TestEnvironments.closedPort() + "/test";
       ServiceRegistry registry =
           environment().set("POSTGRES_URL", url).set("POSTGRES_USER", "someone").registry();
@@ -267,7 +267,7 @@ class ServiceResolutionTest {
   class LocalAndEmbedded {
 
     @Test
-    void localOnlyResolutionAgreesWithTheRealOne() {
+    void local_only_resolution_agrees_with_the_real_one() {
       ServiceRegistry localOnly = environment().set("TEST_SERVICES_SOURCES", "local").registry();
 
       RedisService realRedis = TestServices.redis();
@@ -288,7 +288,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void embeddedRedisServesWhenNothingElseDoes() throws Exception {
+    void embedded_redis_serves_when_nothing_else_does() throws Exception {
       ServiceRegistry registry =
           environment().closeLocalPorts().set("TEST_SERVICES_SOURCES", "local,embedded").registry();
 
@@ -300,7 +300,7 @@ class ServiceResolutionTest {
     }
 
     @Test
-    void embeddedPostgresRunsUnlessTheUserIsRoot() {
+    void embedded_postgres_runs_unless_the_user_is_root() {
       ServiceRegistry registry = environment().set("TEST_SERVICES_SOURCES", "embedded").registry();
 
       if ("root".equals(System.getProperty("user.name"))) {

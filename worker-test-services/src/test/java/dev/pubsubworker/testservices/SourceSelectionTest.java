@@ -96,7 +96,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void anEmulatorHostWinsOverTheCliAndDocker() throws Exception {
+  void an_emulator_host_wins_over_the_cli_and_docker() throws Exception {
     HostPort running = emulatorLookalike();
     RecordingContainers containers = RecordingContainers.refusing();
     ServiceRegistry registry =
@@ -115,7 +115,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void aLocalCloudCliWinsOverDocker() throws Exception {
+  void a_local_cloud_cli_wins_over_docker() throws Exception {
     RecordingContainers containers = RecordingContainers.refusing();
     TestEnvironments environment =
         new TestEnvironments(workDir)
@@ -136,7 +136,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void withoutVariableOrCliTheGcloudContainersServeWhenDockerAnswers() throws Exception {
+  void without_variable_or_cli_the_gcloud_containers_serve_when_docker_answers() throws Exception {
     HostPort running = emulatorLookalike();
     RecordingContainers containers = RecordingContainers.answering(what -> running);
     TestEnvironments environment =
@@ -162,7 +162,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void withoutDockerNoContainerIsAskedForAndCiFails() {
+  void without_docker_no_container_is_asked_for_and_ci_fails() {
     RecordingContainers containers = RecordingContainers.answering(what -> HostPort.loopback(1));
     ServiceRegistry registry =
         new TestEnvironments(workDir)
@@ -179,7 +179,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void aContainerThatCannotStartIsNamedInTheSkipLine() {
+  void a_container_that_cannot_start_is_named_in_the_skip_line() {
     ServiceRegistry registry =
         new TestEnvironments(workDir)
             .hideCloudSdk(workDir.resolve("no-cloud-sdk"))
@@ -193,7 +193,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void redisComesFromAContainerAfterTheLocalServerAndIsPinged() throws Exception {
+  void redis_comes_from_a_container_after_the_local_server_and_is_pinged() throws Exception {
     RedisService real = TestServices.redis();
     RecordingContainers containers =
         RecordingContainers.answering(what -> new HostPort(real.host(), real.port()));
@@ -213,7 +213,7 @@ class SourceSelectionTest {
   }
 
   @Test
-  void aRedisContainerThatDoesNotAnswerPingIsNotUsed() throws Exception {
+  void a_redis_container_that_does_not_answer_ping_is_not_used() throws Exception {
     int closed = TestEnvironments.closedPort();
     ServiceRegistry registry =
         new TestEnvironments(workDir)

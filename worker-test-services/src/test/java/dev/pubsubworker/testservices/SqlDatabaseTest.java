@@ -23,7 +23,7 @@ class SqlDatabaseTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("databases")
-  void rowRoundTripsThroughThePooledDataSource(
+  void row_round_trips_through_the_pooled_data_source(
       SqlDatabase.Product product, Supplier<SqlDatabase> accessor) throws SQLException {
     SqlDatabase database = accessor.get();
     assertThat(database.product()).isEqualTo(product);
@@ -61,7 +61,7 @@ class SqlDatabaseTest {
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("databases")
-  void jdbcUrlAndCredentialsOpenConnectionsOutsideThePool(
+  void jdbc_url_and_credentials_open_connections_outside_the_pool(
       SqlDatabase.Product product, Supplier<SqlDatabase> accessor) throws Exception {
     SqlDatabase database = accessor.get();
     JdbcEndpoint endpoint =

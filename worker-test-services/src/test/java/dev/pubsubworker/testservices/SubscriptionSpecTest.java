@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 class SubscriptionSpecTest {
 
   @Test
-  void defaultsArePlain() {
+  void defaults_are_plain() {
     SubscriptionSpec spec = SubscriptionSpec.defaults();
 
     assertThat(spec.namePrefix()).isEqualTo("test");
@@ -21,7 +21,7 @@ class SubscriptionSpecTest {
   }
 
   @Test
-  void toBuilderKeepsEveryValue() {
+  void to_builder_keeps_every_value() {
     SubscriptionSpec spec =
         SubscriptionSpec.newBuilder()
             .setNamePrefix("orders")
@@ -36,7 +36,7 @@ class SubscriptionSpecTest {
   }
 
   @Test
-  void settersRejectValuesPubSubWouldRejectAndSayWhatWasGiven() {
+  void setters_reject_values_pub_sub_would_reject_and_say_what_was_given() {
     SubscriptionSpec.Builder builder = SubscriptionSpec.newBuilder();
 
     assertThatThrownBy(() -> builder.setAckDeadline(Duration.ofSeconds(5)))

@@ -40,7 +40,7 @@ class TestServicesExtensionTest {
     }
 
     @Test
-    void injectsTheSharedInstances(
+    void injects_the_shared_instances(
         RedisService redis,
         PubSubEmulator pubsub,
         @UseService(ServiceKind.POSTGRES) SqlDatabase postgres,
@@ -55,7 +55,7 @@ class TestServicesExtensionTest {
   }
 
   @Test
-  void ambiguousTypesNeedUseService() throws Exception {
+  void ambiguous_types_need_use_service() throws Exception {
     Parameter[] parameters =
         Signatures.class
             .getDeclaredMethod(
@@ -77,7 +77,7 @@ class TestServicesExtensionTest {
   }
 
   @Test
-  void unavailableServiceAbortsTheTestOutsideCi() {
+  void unavailable_service_aborts_the_test_outside_ci() {
     Events events = run(MethodScenario.class).testEvents();
 
     events.assertStatistics(stats -> stats.started(1).aborted(1).failed(0).succeeded(0));
@@ -86,14 +86,14 @@ class TestServicesExtensionTest {
         .haveExactly(
             1,
             event(
-                test("needsPubSub"),
+                test("needs_pub_sub"),
                 abortedWithReason(
                     instanceOf(TestAbortedException.class),
                     message(m -> m.startsWith("Pub/Sub emulator unavailable: install")))));
   }
 
   @Test
-  void unavailableServiceFailsTheTestUnderCi() {
+  void unavailable_service_fails_the_test_under_ci() {
     Events events = run(CiMethodScenario.class).testEvents();
 
     events.assertStatistics(stats -> stats.started(1).failed(1).aborted(0));
@@ -102,14 +102,14 @@ class TestServicesExtensionTest {
         .haveExactly(
             1,
             event(
-                test("needsPubSub"),
+                test("needs_pub_sub"),
                 finishedWithFailure(
                     instanceOf(AssertionFailedError.class),
                     message(m -> m.startsWith("Pub/Sub emulator unavailable: install")))));
   }
 
   @Test
-  void unavailableServiceInBeforeAllAbortsTheClass() {
+  void unavailable_service_in_before_all_aborts_the_class() {
     EngineExecutionResults results = run(ClassScenario.class);
 
     results.testEvents().assertStatistics(stats -> stats.started(0));
@@ -150,7 +150,7 @@ class TestServicesExtensionTest {
     @RegisterExtension static TestServicesExtension extension = withoutEmulators(false);
 
     @Test
-    void needsPubSub(PubSubEmulator pubsub) {
+    void needs_pub_sub(PubSubEmulator pubsub) {
       throw new AssertionError("must not run without the emulator: " + pubsub);
     }
   }
@@ -160,7 +160,7 @@ class TestServicesExtensionTest {
     @RegisterExtension static TestServicesExtension extension = withoutEmulators(true);
 
     @Test
-    void needsPubSub(PubSubEmulator pubsub) {
+    void needs_pub_sub(PubSubEmulator pubsub) {
       throw new AssertionError("must not run without the emulator: " + pubsub);
     }
   }
@@ -175,7 +175,7 @@ class TestServicesExtensionTest {
     }
 
     @Test
-    void neverRuns() {
+    void never_runs() {
       throw new AssertionError("must not run");
     }
   }

@@ -13,7 +13,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class UniqueNameTest {
 
   @Test
-  void namesAreUniqueAndFitSqlIdentifiers() {
+  void names_are_unique_and_fit_sql_identifiers() {
     Set<String> names = new HashSet<>();
     IntStream.range(0, 1_000).forEach(i -> names.add(TestServices.uniqueName("orders")));
 
@@ -22,7 +22,7 @@ class UniqueNameTest {
   }
 
   @Test
-  void longestPrefixStillFitsIdentifierLimits() {
+  void longest_prefix_still_fits_identifier_limits() {
     String prefix = "a".repeat(40);
 
     assertThat(TestServices.uniqueName(prefix)).hasSizeLessThanOrEqualTo(63);
@@ -30,7 +30,7 @@ class UniqueNameTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"", "Orders", "1orders", "or-ders", "or ders", "ünïcode"})
-  void badPrefixesAreRejectedWithTheValue(String prefix) {
+  void bad_prefixes_are_rejected_with_the_value(String prefix) {
     assertThatThrownBy(() -> TestServices.uniqueName(prefix))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessage(
@@ -40,7 +40,7 @@ class UniqueNameTest {
   }
 
   @Test
-  void overlongPrefixIsRejected() {
+  void overlong_prefix_is_rejected() {
     assertThatThrownBy(() -> TestServices.uniqueName("a".repeat(41)))
         .isInstanceOf(IllegalArgumentException.class);
   }
