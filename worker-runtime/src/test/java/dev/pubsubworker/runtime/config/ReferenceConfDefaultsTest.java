@@ -96,6 +96,7 @@ class ReferenceConfDefaultsTest {
         new Pin(Config::getStringList, java.util.List.of()));
     p.put("subscription-defaults.dead-letter-topic", string(""));
     p.put("subscription-defaults.dead-letter-subscription", string(""));
+    p.put("subscription-defaults.redrive-subscription", string(""));
     p.put("subscription-defaults.flow-control.max-outstanding-messages", integer(1000));
     p.put(
         "subscription-defaults.flow-control.max-outstanding-bytes",
