@@ -9,17 +9,14 @@ import com.google.pubsub.v1.ReceivedMessage;
 import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.SubscriptionName;
 import com.google.pubsub.v1.TopicName;
-import com.typesafe.config.ConfigFactory;
-import dev.pubsubworker.api.Handlers;
 import dev.pubsubworker.api.InboundMessage;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.api.PoisonMessageException;
-import dev.pubsubworker.api.WorkerPlugin;
 import dev.pubsubworker.pubsub.DeadLetterAttributes;
 import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.config.WorkerConfig;
-import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.testing.TestPubSub;
+import dev.pubsubworker.runtime.testing.WorkerHarness;
 import dev.pubsubworker.runtime.worker.Worker;
 import dev.pubsubworker.testservices.PubSubEmulator;
 import dev.pubsubworker.testservices.SubscriptionFixture;
@@ -51,7 +48,8 @@ class ContinuousRedriveEndToEndTest {
   private static final int POISONED = 5;
 
   private final PubSubEmulator pubsub = TestPubSub.embedded();
-  private final List<Worker> workers = new ArrayList<>();
+  private final WorkerHarness harness =
+      new WorkerHarness(pubsub, SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build());
   private final Map<String, AtomicInteger> effects = new ConcurrentHashMap<>();
   private final Set<String> poisoned = ConcurrentHashMap.newKeySet();
   private final Map<String, String> seenMessageIds = new ConcurrentHashMap<>();
@@ -60,7 +58,7 @@ class ContinuousRedriveEndToEndTest {
 
   @AfterEach
   void stop() {
-    workers.forEach(Worker::stop);
+    harness.close();
   }
 
   private final MessageHandler handler =
@@ -74,54 +72,14 @@ class ContinuousRedriveEndToEndTest {
         effects.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet();
       };
 
-  private Worker worker(String key, SubscriptionFixture f, SubscriptionName redrive) {
-    String hocon =
-        """
-        pubsub-worker {
-          project-id = "%s"
-          pubsub-emulator-host = "%s"
-          shutdown-grace = 10s
-          lock-store { type = redis, redis { uri = "%s", key-prefix = "%s:" } }
-          subscriptions.test {
-            name = "%s"
-            handler = "test"
-            key = "%s"
-            redrive-subscription = "%s"
-          }
-        }
-        """
-            .formatted(
-                pubsub.projectId(),
-                pubsub.hostPort(),
-                TestServices.redis().uri(),
-                TestServices.uniqueName("continuous"),
-                f.subscription().getSubscription(),
-                key,
-                redrive.toString());
+  /** A worker whose subscription {@code test} (the harness's) also pulls {@code redrive}. */
+  private Worker worker(String key, SubscriptionName redrive) {
     WorkerConfig config =
-        WorkerConfig.load(
-            ConfigFactory.parseString(hocon)
-                .withFallback(ConfigFactory.defaultReference())
-                .resolve());
-    WorkerPlugin plugin =
-        new WorkerPlugin() {
-          @Override
-          public String name() {
-            return "test";
-          }
-
-          @Override
-          public com.google.inject.Module module(com.typesafe.config.Config c) {
-            return binder -> Handlers.bind(binder, "test").toInstance(handler);
-          }
-        };
-    Worker w =
-        Worker.newBuilder(config)
-            .plugins(List.of(new LoadedPlugin(plugin, "test", ConfigFactory.empty())))
-            .dispatchListeners(List.of(outcomes))
-            .build();
-    workers.add(w);
-    return w;
+        harness.config(
+            "key = \"%s\"\nredrive-subscription = \"%s\"".formatted(key, redrive),
+            "pubsub-worker.lock-store { type = redis, redis { uri = \"%s\", key-prefix = \"%s:\" } }"
+                .formatted(TestServices.redis().uri(), TestServices.uniqueName("continuous")));
+    return harness.create(config, handler, id -> List.of(), List.of(outcomes));
   }
 
   private SubscriptionName subscribe(TopicName topic, String prefix) {
@@ -163,12 +121,11 @@ class ContinuousRedriveEndToEndTest {
   @ParameterizedTest(name = "key = {0}")
   @ValueSource(strings = {"message-id", "attribute:id"})
   void moved_dead_letters_run_once_as_the_original_subscription_would(String key) {
-    SubscriptionFixture f =
-        pubsub.createSubscription(SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build());
+    SubscriptionFixture f = harness.fixture;
     SubscriptionName dead = f.requireDeadLetterSubscription();
     TopicName redriveTopic = pubsub.createTopic("redrive");
     SubscriptionName redrive = subscribe(redriveTopic, "redrive");
-    Worker worker = worker(key, f, redrive);
+    Worker worker = worker(key, redrive);
     worker.start();
 
     // 1. po-1..po-5 are poison for now and dead-lettered; po-6 and po-7 run.
