@@ -2,6 +2,7 @@ package dev.pubsubworker.pubsub;
 
 import com.google.protobuf.Timestamp;
 import com.google.pubsub.v1.PubsubMessage;
+import dev.pubsubworker.api.InboundMessage;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.time.format.DateTimeParseException;
@@ -25,10 +26,15 @@ public final class DeadLetterAttributes {
   /** The subscription's full path the message came from ({@code subscriptionPath}). */
   public static final String SUBSCRIPTION = "pubsub-worker-subscription";
 
-  /** The original message id. */
+  /**
+   * The original message id. A message that carries it outside a dead letter (one {@code redrive
+   * --republish} published back to its topic) is keyed on it: a {@code message-id} key resolves to
+   * this id instead of the message's own ({@link #keyMessageId}), so the republished message is the
+   * same piece of work as the one first published.
+   */
   public static final String MESSAGE_ID = "pubsub-worker-message-id";
 
-  /** The original publish time, RFC 3339 in UTC. */
+  /** The original publish time, RFC 3339 in UTC (on a republished message too). */
   public static final String PUBLISH_TIME = "pubsub-worker-publish-time";
 
   /**
@@ -105,6 +111,16 @@ public final class DeadLetterAttributes {
   public static Optional<String> originalMessageId(PubsubMessage letter) {
     String id = letter.getAttributesOrDefault(MESSAGE_ID, "");
     return id.isEmpty() ? Optional.empty() : Optional.of(id);
+  }
+
+  /**
+   * The message id a {@code message-id} key uses for {@code message}: the original id it carries in
+   * {@link #MESSAGE_ID} (a message {@code redrive --republish} published again), else its own. Dead
+   * letters carry the attribute too, so a dead letter of a republished message names the first
+   * message's id, and a chain of republishes keeps one key.
+   */
+  public static String keyMessageId(InboundMessage message) {
+    return message.attribute(MESSAGE_ID).filter(id -> !id.isEmpty()).orElse(message.messageId());
   }
 
   /**

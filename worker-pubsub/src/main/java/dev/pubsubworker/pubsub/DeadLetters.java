@@ -162,8 +162,14 @@ final class DeadLetters {
   PubsubMessage letter(InboundMessage message, Failure failure) {
     Map<String, String> added = new LinkedHashMap<>();
     added.put(DeadLetterAttributes.SUBSCRIPTION, subscriptionPath);
-    added.put(DeadLetterAttributes.MESSAGE_ID, message.messageId());
-    added.put(DeadLetterAttributes.PUBLISH_TIME, message.publishTime().toString());
+    // A republished message's dead letter names the first message, whose id its key used.
+    added.put(DeadLetterAttributes.MESSAGE_ID, DeadLetterAttributes.keyMessageId(message));
+    String publishTime =
+        message
+            .attribute(DeadLetterAttributes.PUBLISH_TIME)
+            .filter(t -> !t.isEmpty())
+            .orElse(message.publishTime().toString());
+    added.put(DeadLetterAttributes.PUBLISH_TIME, publishTime);
     added.put(DeadLetterAttributes.DELIVERY_ATTEMPT, Integer.toString(message.deliveryAttempt()));
     added.put(DeadLetterAttributes.ERROR_CLASS, failure.errorClass());
     String errorMessage = failure.errorMessage();
@@ -180,7 +186,7 @@ final class DeadLetters {
       added.put(
           DeadLetterAttributes.SOURCE_DELIVERY_COUNT, Integer.toString(message.deliveryAttempt()));
     }
-    added.put(DeadLetterAttributes.SOURCE_TOPIC_PUBLISH_TIME, message.publishTime().toString());
+    added.put(DeadLetterAttributes.SOURCE_TOPIC_PUBLISH_TIME, publishTime);
     PubsubMessage.Builder b =
         PubsubMessage.newBuilder()
             .setData(ByteString.copyFrom(message.dataBuffer()))

@@ -55,9 +55,13 @@ public interface MessageKey {
     return of(description(), m -> inner.resolve(m).map(k -> namespace + ":" + k));
   }
 
-  /** Pub/Sub's message id: the same on every redelivery, new on every publish. */
+  /**
+   * Pub/Sub's message id: the same on every redelivery, new on every publish; except that a message
+   * republished by a redrive is keyed on the original id it carries ({@link
+   * DeadLetterAttributes#keyMessageId}), so it is the same work as the first message.
+   */
   static MessageKey messageId() {
-    return of("message-id", m -> Optional.of(m.messageId()));
+    return of("message-id", m -> Optional.of(DeadLetterAttributes.keyMessageId(m)));
   }
 
   /**

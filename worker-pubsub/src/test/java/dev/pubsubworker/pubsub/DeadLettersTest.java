@@ -61,6 +61,48 @@ class DeadLettersTest {
   }
 
   @Test
+  void a_republished_message_is_keyed_on_its_original_id_and_its_dead_letter_names_the_first() {
+    InboundMessage republished =
+        new InboundMessage(
+            "m-2",
+            "payload".getBytes(StandardCharsets.UTF_8),
+            Map.of(
+                "order_id",
+                "po-1",
+                "pubsub-worker-message-id",
+                "m-1",
+                "pubsub-worker-publish-time",
+                "2026-11-30T01:00:00Z"),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            1);
+    assertThat(DeadLetterAttributes.keyMessageId(republished)).isEqualTo("m-1");
+    assertThat(MessageKey.messageId().resolve(republished)).contains("m-1");
+    assertThat(MessageKey.messageId().withNamespace("orders").resolve(republished))
+        .contains("orders:m-1");
+    PubsubMessage letter =
+        deadLetters.letter(
+            republished,
+            new DeadLetters.Failure("com.example.Bad", "again", "failed", Outcome.FAILED, null));
+    assertThat(letter.getAttributesMap())
+        .containsEntry("pubsub-worker-message-id", "m-1")
+        .containsEntry("pubsub-worker-publish-time", "2026-11-30T01:00:00Z")
+        .containsEntry("CloudPubSubDeadLetterSourceTopicPublishTime", "2026-11-30T01:00:00Z");
+    assertThat(DeadLetterAttributes.original(letter).getMessageId()).isEqualTo("m-1");
+
+    // A message without the attribute (or with it empty) is keyed on its own id.
+    InboundMessage plain =
+        new InboundMessage(
+            "m-3",
+            new byte[0],
+            Map.of("pubsub-worker-message-id", ""),
+            "",
+            Instant.parse("2026-12-01T03:59:00Z"),
+            1);
+    assertThat(MessageKey.messageId().resolve(plain)).contains("m-3");
+  }
+
+  @Test
   void attributes_the_client_library_adds_on_receipt_are_not_copied_into_the_dead_letter() {
     InboundMessage m =
         new InboundMessage(

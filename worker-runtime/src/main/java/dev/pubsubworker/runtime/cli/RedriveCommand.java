@@ -1,15 +1,19 @@
 package dev.pubsubworker.runtime.cli;
 
+import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.observability.LogFormats;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.plugin.PluginLoader;
+import dev.pubsubworker.runtime.pubsub.DeadLetterRedrive;
 import dev.pubsubworker.runtime.pubsub.RedriveRequest;
 import dev.pubsubworker.runtime.pubsub.RedriveSummary;
 import dev.pubsubworker.runtime.worker.Worker;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -17,6 +21,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
 import picocli.CommandLine.Spec;
 
 /**
@@ -25,8 +30,9 @@ import picocli.CommandLine.Spec;
  * {@link dev.pubsubworker.runtime.pubsub.DeadLetterRedrive}. Prints one line per letter in a dry
  * run, then the summary line. Exits 0 when every letter acted on succeeded or was a duplicate,
  * {@link ExitCodes#FAILED_AGAIN} when some failed again (they stay on the dead-letter
- * subscription), and as every command on a bad config or argument (2) or an unavailable
- * subscription or lock store (3).
+ * subscription), {@link ExitCodes#FAILURE} when {@code --forget} was not confirmed (nothing read),
+ * and as every command on a bad config or argument (2) or an unavailable subscription or lock store
+ * (3). {@code --republish} publishes the letters back to a topic instead of processing them.
  */
 @Command(
     name = "redrive",
@@ -84,6 +90,35 @@ final class RedriveCommand implements Callable<Integer> {
           "Also redrive letters that another subscription dead-lettered (by default they stay).")
   boolean anySource;
 
+  @Option(
+      names = "--forget",
+      description =
+          "Forget the DONE record of each letter's key first, so its effect runs again (a"
+              + " deliberate re-run; asks first unless --yes).")
+  boolean forget;
+
+  @Option(
+      names = {"-y", "--yes"},
+      description = "With --forget: do not ask for confirmation.")
+  boolean yes;
+
+  @Option(
+      names = "--republish",
+      description =
+          "Publish each letter's original message back to the subscription's topic (or --topic)"
+              + " instead of processing it; every subscription of the topic receives it again.")
+  boolean republish;
+
+  @Option(
+      names = "--topic",
+      paramLabel = "TOPIC",
+      description =
+          "The topic to republish to (implies --republish): an id in project-id or"
+              + " projects/P/topics/T (default: the subscription's topic).")
+  String topic;
+
+  @ParentCommand WorkerCli parent;
+
   @Override
   public Integer call() {
     PrintWriter out = spec.commandLine().getOut();
@@ -100,7 +135,15 @@ final class RedriveCommand implements Callable<Integer> {
     try {
       request =
           new RedriveRequest(
-              subscription, Optional.ofNullable(from), max, dryRun, filter, anySource);
+              subscription,
+              Optional.ofNullable(from),
+              max,
+              dryRun,
+              filter,
+              anySource,
+              forget,
+              republish || topic != null,
+              Optional.ofNullable(topic));
     } catch (IllegalArgumentException e) {
       return Failures.badArgument(err, e.getMessage());
     }
@@ -112,6 +155,11 @@ final class RedriveCommand implements Callable<Integer> {
       List<LoadedPlugin> plugins =
           PluginLoader.load(settings, RedriveCommand.class.getClassLoader());
       worker = Worker.newBuilder(settings).plugins(plugins).build();
+      if (forget && !dryRun && !yes && !confirm(out, settings, request)) {
+        out.println("not redriven");
+        out.flush();
+        return ExitCodes.FAILURE;
+      }
       RedriveSummary summary =
           worker.redrive(
               request,
@@ -132,6 +180,26 @@ final class RedriveCommand implements Callable<Integer> {
       if (worker != null) {
         worker.stop(); // never started: closes the lock store
       }
+    }
+  }
+
+  /** Asks before --forget deletes records; false unless the answer is yes. */
+  private boolean confirm(PrintWriter out, WorkerConfig settings, RedriveRequest request) {
+    SubscriptionConfig s = settings.subscriptions().get(subscription);
+    String source =
+        s == null ? "the dead-letter subscription" : DeadLetterRedrive.source(settings, s, request);
+    out.print(
+        "Forget the DONE record of every key among at most "
+            + max
+            + " dead letter(s) of "
+            + source
+            + "? Their effects run again (a deliberate replay). [y/N] ");
+    out.flush();
+    try {
+      String answer = parent.input().readLine();
+      return answer != null && answer.trim().toLowerCase(Locale.ROOT).matches("y|yes");
+    } catch (IOException e) {
+      return false;
     }
   }
 }

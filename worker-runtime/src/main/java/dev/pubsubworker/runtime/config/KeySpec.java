@@ -11,7 +11,9 @@ import java.util.Optional;
  *
  * <ul>
  *   <li>{@code message-id} (the default): Pub/Sub's message id. Catches redeliveries of one
- *       publish, not a producer that publishes the same event twice.
+ *       publish, not a producer that publishes the same event twice. A message {@code redrive
+ *       --republish} published carries the original id ({@code pubsub-worker-message-id}), which
+ *       the caller passes instead of the new one, so it is the same work as the first message.
  *   <li>{@code attribute:NAME}: the value of attribute NAME, e.g. {@code attribute:po_id}.
  *   <li>{@code template:TEXT}: TEXT with {@code {NAME}} replaced by attribute NAME, {@code
  *       {message-id}} by the message id and {@code {ordering-key}} by the ordering key; {@code {{}}

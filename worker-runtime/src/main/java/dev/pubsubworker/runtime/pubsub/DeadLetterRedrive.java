@@ -8,11 +8,14 @@ import com.google.api.gax.rpc.NotFoundException;
 import com.google.api.gax.rpc.PermissionDeniedException;
 import com.google.cloud.pubsub.v1.AckReplyConsumer;
 import com.google.cloud.pubsub.v1.SubscriptionAdminClient;
+import com.google.cloud.pubsub.v1.TopicAdminClient;
 import com.google.pubsub.v1.AcknowledgeRequest;
 import com.google.pubsub.v1.ModifyAckDeadlineRequest;
+import com.google.pubsub.v1.PublishRequest;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.PullRequest;
 import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.TopicName;
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.InvalidLockRecordException;
@@ -34,6 +37,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -83,6 +87,18 @@ import org.slf4j.LoggerFactory;
  * looked up in the lock store ({@link LockAdmin#inspect}) and reported as "would run", "duplicate",
  * "held" or "no key"; every letter is nacked back. Letters are handled one at a time, on the
  * calling thread.
+ *
+ * <p>{@link RedriveRequest#forget()}: before a letter is processed, its key's record is deleted
+ * when it is DONE (guard = lock), so the letter runs again: a deliberate re-run, counted as
+ * forgotten. A held key is never forgotten.
+ *
+ * <p>{@link RedriveRequest#republish()}: nothing is processed here; each letter's original message
+ * is published to the topic with its original message id in {@link DeadLetterAttributes#MESSAGE_ID}
+ * (so a {@code message-id} key resolves to it again, on every subscription of the topic run by this
+ * worker) and its publish time in {@link DeadLetterAttributes#PUBLISH_TIME}; the letter is acked
+ * once Pub/Sub accepted the publish and nacked when it refused (failed again). Every subscription
+ * of the topic receives the message again: one whose key is DONE skips it as a duplicate, a
+ * consumer that is not guarded on this key runs it again.
  */
 @InternalApi("what Worker.redrive runs")
 public final class DeadLetterRedrive {
@@ -95,6 +111,9 @@ public final class DeadLetterRedrive {
 
   /** The {@code result} tag of a letter whose key was already DONE. */
   public static final String DUPLICATE = "duplicate";
+
+  /** The {@code result} tag of a letter republished to its topic. */
+  public static final String REPUBLISHED = "republished";
 
   /** The {@code result} tag of a letter that failed again. */
   public static final String FAILED_AGAIN = "failed-again";
@@ -110,6 +129,9 @@ public final class DeadLetterRedrive {
    * batch should not outlive its ack deadline waiting.
    */
   private static final int PULL_BATCH = 10;
+
+  /** The longest one republish may take, the client's retries included. */
+  private static final Duration PUBLISH_BOUND = Duration.ofSeconds(30);
 
   /** The longest one letter may take past the subscription's in-progress-max-wait. */
   private static final Duration RUN_BOUND = Duration.ofMinutes(10);
@@ -198,9 +220,18 @@ public final class DeadLetterRedrive {
     timer.setRemoveOnCancelPolicy(true);
     ExecutorService retries = Executors.newSingleThreadExecutor(daemon("retry"));
     AtomicReference<CompletableFuture<Outcome>> current = new AtomicReference<>();
-    GuardedReceiver receiver = request.dryRun() ? null : receiver(from, current, timer, retries);
+    boolean process = !request.dryRun() && !request.republish();
+    GuardedReceiver receiver = process ? receiver(from, current, timer, retries) : null;
+    Optional<String> topic = Optional.empty();
     try (SubscriptionAdminClient client =
-        SubscriptionAdminClient.create(connection.subscriptionAdminSettings())) {
+            SubscriptionAdminClient.create(connection.subscriptionAdminSettings());
+        TopicAdminClient topics =
+            request.republish() ? TopicAdminClient.create(connection.topicAdminSettings()) : null) {
+      Optional<Republish> republish = Optional.empty();
+      if (request.republish()) {
+        topic = Optional.of(topic(client, request));
+        republish = Optional.of(new Republish(topics, topic.get()));
+      }
       Set<String> seen = new HashSet<>();
       // Letters to leave are nacked only at the end, so that this run does not read them again.
       List<String> nacks = new ArrayList<>();
@@ -217,7 +248,7 @@ public final class DeadLetterRedrive {
             }
             anyNew = true;
             counts.read++;
-            if (settle(m.getMessage(), request, counts, receiver, current)) {
+            if (settle(m.getMessage(), request, counts, receiver, current, republish)) {
               // At once: the letters after it in the batch may take a while.
               reply(client, from, List.of(m.getAckId()), List.of());
             } else {
@@ -247,9 +278,11 @@ public final class DeadLetterRedrive {
             subscription.id(),
             from,
             request.dryRun(),
+            topic,
             counts.read,
             counts.redriven,
             counts.duplicates,
+            counts.forgotten,
             counts.failedAgain,
             counts.terminal,
             counts.left);
@@ -263,7 +296,8 @@ public final class DeadLetterRedrive {
       RedriveRequest request,
       Counts counts,
       GuardedReceiver receiver,
-      AtomicReference<CompletableFuture<Outcome>> current) {
+      AtomicReference<CompletableFuture<Outcome>> current,
+      Optional<Republish> republish) {
     for (Map.Entry<String, String> f : request.filter().entrySet()) {
       if (!f.getValue().equals(letter.getAttributesOrDefault(f.getKey(), null))) {
         counts.left++;
@@ -284,8 +318,14 @@ public final class DeadLetterRedrive {
       return false;
     }
     PubsubMessage original = DeadLetterAttributes.original(letter);
+    if (republish.isPresent()) {
+      return republish(letter, original, request, counts, republish.get());
+    }
     if (request.dryRun()) {
-      dryRun(letter, original, counts);
+      dryRun(letter, original, request, counts);
+      return false;
+    }
+    if (request.forget() && !forgetIfDone(letter, original, counts)) {
       return false;
     }
     CompletableFuture<Outcome> done = new CompletableFuture<>();
@@ -349,7 +389,8 @@ public final class DeadLetterRedrive {
   }
 
   /** What a run would do with {@code original}, from its key's record; changes nothing. */
-  private void dryRun(PubsubMessage letter, PubsubMessage original, Counts counts) {
+  private void dryRun(
+      PubsubMessage letter, PubsubMessage original, RedriveRequest request, Counts counts) {
     String ids =
         "dead letter " + letter.getMessageId() + " (original " + original.getMessageId() + ")";
     if (subscription.guard().mode() == GuardMode.NONE) {
@@ -380,7 +421,15 @@ public final class DeadLetterRedrive {
       return;
     }
     if (found.isPresent() && !found.get().reclaimable()) {
-      if (found.get().state() == LockState.DONE && subscription.guard().mode() == GuardMode.LOCK) {
+      if (found.get().state() == LockState.DONE
+          && subscription.guard().mode() == GuardMode.LOCK
+          && request.forget()) {
+        counts.redriven++;
+        counts.forgotten++;
+        report.accept(
+            ids + ", key " + shown + ": DONE, would be forgotten and run again (--forget)");
+      } else if (found.get().state() == LockState.DONE
+          && subscription.guard().mode() == GuardMode.LOCK) {
         counts.duplicates++;
         report.accept(
             ids + ", key " + shown + ": duplicate (DONE), would be acked without running");
@@ -393,6 +442,130 @@ public final class DeadLetterRedrive {
     counts.redriven++;
     report.accept(ids + ", key " + shown + ": would run");
   }
+
+  /**
+   * With {@code --forget}: deletes the record of {@code original}'s key when it is DONE (guard =
+   * lock), so the letter runs again. A key that is held, absent or not guarded is left as it is.
+   * False when the record could not be read or deleted: the letter is then counted as failed again
+   * and left (nothing ran).
+   */
+  private boolean forgetIfDone(PubsubMessage letter, PubsubMessage original, Counts counts) {
+    if (subscription.guard().mode() != GuardMode.LOCK) {
+      return true; // only lock de-duplicates on DONE
+    }
+    Optional<String> key =
+        SubscriptionReceivers.key(subscription).resolve(InboundMessages.of(original));
+    if (key.isEmpty()) {
+      return true; // the receiver settles an unkeyed message as it always does
+    }
+    String shown = guard.keyLogFormat().apply(key.get());
+    try {
+      Optional<LockRecord> found = admin.inspect(key.get());
+      if (found.isEmpty() || found.get().state() != LockState.DONE || found.get().reclaimable()) {
+        return true;
+      }
+      // A DONE record changes only once it expires: between this read and the delete there is no
+      // live claim to take away, except at the very end of its ttl.
+      admin.forget(key.get());
+      counts.forgotten++;
+      log.info(
+          "redrive --forget: forgot the DONE record of key {} (dead letter {}); it runs again",
+          shown,
+          letter.getMessageId());
+      return true;
+    } catch (RuntimeException e) {
+      counts.failedAgain++;
+      count(FAILED_AGAIN);
+      log.warn(
+          "redrive --forget: cannot forget key {} (dead letter {}), left on the dead-letter"
+              + " subscription: {}",
+          shown,
+          letter.getMessageId(),
+          e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Publishes {@code original} back to the topic, keeping its message id and publish time in
+   * attributes; true (ack the letter) once Pub/Sub accepted it. A dry run only reports.
+   */
+  private boolean republish(
+      PubsubMessage letter,
+      PubsubMessage original,
+      RedriveRequest request,
+      Counts counts,
+      Republish to) {
+    String ids =
+        "dead letter " + letter.getMessageId() + " (original " + original.getMessageId() + ")";
+    if (request.dryRun()) {
+      counts.redriven++;
+      report.accept(ids + ": would be republished to " + to.topic());
+      return false;
+    }
+    PubsubMessage message =
+        original.toBuilder()
+            .clearMessageId()
+            .clearPublishTime()
+            .putAttributes(DeadLetterAttributes.MESSAGE_ID, original.getMessageId())
+            .putAttributes(
+                DeadLetterAttributes.PUBLISH_TIME,
+                Instant.ofEpochSecond(
+                        original.getPublishTime().getSeconds(),
+                        original.getPublishTime().getNanos())
+                    .toString())
+            .build();
+    try {
+      to.client()
+          .publishCallable()
+          .call(
+              PublishRequest.newBuilder().setTopic(to.topic()).addMessages(message).build(),
+              GrpcCallContext.createDefault().withTimeoutDuration(PUBLISH_BOUND));
+    } catch (ApiException e) {
+      counts.failedAgain++;
+      count(FAILED_AGAIN);
+      log.warn(
+          "redrive --republish: publishing dead letter {} to {} failed ({}), left on the"
+              + " dead-letter subscription",
+          letter.getMessageId(),
+          to.topic(),
+          AdminCalls.statusText(e));
+      return false;
+    }
+    counts.redriven++;
+    count(REPUBLISHED);
+    return true;
+  }
+
+  /**
+   * The topic {@code --republish} publishes to: {@code --topic}, else the topic of the subscription
+   * this redrive acts as.
+   *
+   * @throws SubscriptionUnavailableException if that subscription cannot be read
+   */
+  private String topic(SubscriptionAdminClient client, RedriveRequest request) {
+    if (request.topic().isPresent()) {
+      String t = request.topic().get();
+      return t.startsWith("projects/") ? t : TopicName.format(config.projectId(), t);
+    }
+    try {
+      return client.getSubscription(path()).getTopic();
+    } catch (NotFoundException e) {
+      throw new SubscriptionUnavailableException(
+          "subscription " + path() + " does not exist: pass --topic to name the topic", e);
+    } catch (ApiException e) {
+      throw new SubscriptionUnavailableException(
+          "cannot read subscription "
+              + path()
+              + " to find its topic ("
+              + AdminCalls.statusText(e)
+              + "): pass --topic, or grant pubsub.subscriptions.get",
+          e);
+    }
+  }
+
+  /** Where {@code --republish} publishes. */
+  private record Republish(TopicAdminClient client, String topic) {}
 
   /**
    * The engine's receiver for the subscription, whose settled outcomes complete {@code current}.
@@ -512,6 +685,7 @@ public final class DeadLetterRedrive {
     int read;
     int redriven;
     int duplicates;
+    int forgotten;
     int failedAgain;
     int terminal;
     int left;

@@ -2,6 +2,7 @@ package dev.pubsubworker.runtime.pubsub;
 
 import dev.pubsubworker.api.MessageHandler;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.pubsub.DeadLetterAttributes;
 import dev.pubsubworker.pubsub.DeadLetterPublisher;
 import dev.pubsubworker.pubsub.GuardMode;
 import dev.pubsubworker.pubsub.GuardedReceiver;
@@ -81,6 +82,8 @@ final class SubscriptionReceivers {
     KeySpec spec = s.guard().key();
     return MessageKey.of(
         spec.text(),
-        m -> spec.resolve(m.messageId(), m.attributes(), m.orderingKey()).map(s::storedKey));
+        m ->
+            spec.resolve(DeadLetterAttributes.keyMessageId(m), m.attributes(), m.orderingKey())
+                .map(s::storedKey));
   }
 }

@@ -487,14 +487,18 @@ public final class Worker {
   /**
    * Redrives dead letters as {@code request} says ({@link DeadLetterRedrive}): reads the
    * dead-letter subscription and processes each letter as the configured subscription would, with
-   * its own guard on this worker's lock store. Needs no {@link #start()}: it opens its own Pub/Sub
-   * connection and closes it before returning; the lock store stays open until {@link #stop()}.
+   * its own guard on this worker's lock store (or, with {@link RedriveRequest#republish()},
+   * publishes each back to a topic). Needs no {@link #start()}: it opens its own Pub/Sub connection
+   * and closes it before returning; the lock store stays open until {@link #stop()}. {@link
+   * RedriveRequest#forget()} deletes DONE records without asking: a caller that acts for a person
+   * asks first, as the {@code redrive} command does.
    *
    * @param registry where the redrive's counters go ({@link DeadLetterRedrive#METRIC}), if anywhere
    * @param report receives one line per letter of a dry run
    * @throws IllegalArgumentException if the subscription is not configured, or no dead-letter
    *     subscription is named
-   * @throws SubscriptionUnavailableException if the dead-letter subscription cannot be read
+   * @throws SubscriptionUnavailableException if the dead-letter subscription cannot be read, or
+   *     (republishing without a topic) the subscription whose topic it needs
    */
   public RedriveSummary redrive(
       RedriveRequest request, Optional<MeterRegistry> registry, Consumer<String> report) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
+import com.google.pubsub.v1.ReceivedMessage;
 import com.google.pubsub.v1.Subscription;
 import com.google.pubsub.v1.SubscriptionName;
 import com.google.pubsub.v1.TopicName;
@@ -20,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -90,11 +92,15 @@ class RedriveCommandTest {
   }
 
   private CliRun redrive(String... more) {
+    return CliRun.of(redriveArgs(more));
+  }
+
+  private String[] redriveArgs(String... more) {
     String[] base = {"redrive", "--subscription", "orders", "--config", config.toString()};
     String[] args = new String[base.length + more.length];
     System.arraycopy(base, 0, args, 0, base.length);
     System.arraycopy(more, 0, args, base.length, more.length);
-    return CliRun.of(args);
+    return args;
   }
 
   @Test
@@ -177,6 +183,139 @@ class RedriveCommandTest {
   }
 
   @Test
+  void forget_asks_first_and_then_runs_done_keys_again() {
+    try (LockStore store = store()) {
+      ClaimResult r =
+          store.backend().claim(ClaimRequest.of("orders:po-1", Duration.ofSeconds(30), "t-1"));
+      assertThat(store.backend().complete(((ClaimResult.Won) r).claim(), Duration.ofHours(1)))
+          .isTrue();
+    }
+    letter(Map.of("order_id", "po-1", "pubsub-worker-message-id", "m-1"));
+    letter(Map.of("order_id", "po-2", "pubsub-worker-message-id", "m-2"));
+
+    CliRun dry = redrive("--from", deadLetters.toString(), "--forget", "--dry-run");
+    assertThat(dry.exitCode()).isZero();
+    assertThat(dry.out())
+        .contains("key orders:po-1: DONE, would be forgotten and run again (--forget)")
+        .contains(": 2 read, 2 would run (1 after forgetting their DONE record), 0 duplicate(s)");
+
+    CliRun declined =
+        CliRun.withInput("n\n", redriveArgs("--from", deadLetters.toString(), "--forget"));
+    assertThat(declined.exitCode()).isEqualTo(ExitCodes.FAILURE);
+    assertThat(declined.out())
+        .contains(
+            "Forget the DONE record of every key among at most 1000 dead letter(s) of "
+                + deadLetters)
+        .endsWith("not redriven" + System.lineSeparator());
+    try (LockStore store = store()) {
+      assertThat(store.admin().inspect("orders:po-1").orElseThrow().state())
+          .isEqualTo(LockState.DONE); // untouched
+      assertThat(store.admin().inspect("orders:po-2")).isEmpty(); // nothing read
+    }
+    CliRun noAnswer =
+        CliRun.withInput("", redriveArgs("--from", deadLetters.toString(), "--forget"));
+    assertThat(noAnswer.exitCode()).isEqualTo(ExitCodes.FAILURE);
+
+    CliRun yes = CliRun.withInput("y\n", redriveArgs("--from", deadLetters.toString(), "--forget"));
+    assertThat(yes.exitCode()).isZero();
+    assertThat(yes.out())
+        .endsWith(
+            "redrive of orders from "
+                + deadLetters
+                + ": 2 read, 2 redriven, 0 duplicate(s), 1 forgotten first, 0 failed again (0"
+                + " terminal), 0 left"
+                + System.lineSeparator());
+    try (LockStore store = store()) {
+      assertThat(store.admin().inspect("orders:po-1").orElseThrow().state())
+          .isEqualTo(LockState.DONE);
+    }
+    // Both ran and are DONE again: without --forget, both are duplicates now.
+    letter(Map.of("order_id", "po-1", "pubsub-worker-message-id", "m-1"));
+    assertThat(redrive("--from", deadLetters.toString(), "--yes", "--dry-run").out())
+        .contains(": 1 read, 0 would run, 1 duplicate(s)");
+  }
+
+  @Test
+  void republish_sends_the_originals_back_to_the_topic_and_acks_the_letters() {
+    TopicName orders = pubsub.createTopic("orders");
+    SubscriptionName ordersSub =
+        SubscriptionName.of(pubsub.projectId(), TestServices.uniqueName("orders_sub"));
+    pubsub
+        .subscriptionAdmin()
+        .createSubscription(
+            Subscription.newBuilder()
+                .setName(ordersSub.toString())
+                .setTopic(orders.toString())
+                .setAckDeadlineSeconds(10)
+                .build());
+    letter(
+        Map.of(
+            "order_id",
+            "po-5",
+            "pubsub-worker-message-id",
+            "m-5",
+            "pubsub-worker-publish-time",
+            "2026-01-02T03:04:05Z",
+            "googclient_deliveryattempt",
+            "5"));
+
+    CliRun dry =
+        redrive(
+            "--from",
+            deadLetters.toString(),
+            "--republish",
+            "--topic",
+            orders.getTopic(),
+            "--dry-run");
+    assertThat(dry.exitCode()).isZero();
+    assertThat(dry.out())
+        .contains("(original m-5): would be republished to " + orders)
+        .contains(
+            "redrive --republish --dry-run of orders from "
+                + deadLetters
+                + " to "
+                + orders
+                + ": 1 read, 1 would be republished, 0 left; nothing published, nothing acked");
+    assertThat(pubsub.pull(ordersSub, 10, Duration.ofSeconds(1))).isEmpty();
+
+    CliRun run = redrive("--from", deadLetters.toString(), "--topic", orders.toString());
+    assertThat(run.exitCode()).isZero();
+    assertThat(run.out())
+        .isEqualTo(
+            "redrive --republish of orders from "
+                + deadLetters
+                + " to "
+                + orders
+                + ": 1 read, 1 republished, 0 failed again, 0 left"
+                + System.lineSeparator());
+    List<ReceivedMessage> back = pubsub.pull(ordersSub, 10, Duration.ofSeconds(5));
+    assertThat(back).hasSize(1);
+    PubsubMessage m = back.get(0).getMessage();
+    assertThat(m.getAttributesMap())
+        .containsEntry("order_id", "po-5")
+        .containsEntry("pubsub-worker-message-id", "m-5")
+        .containsEntry("pubsub-worker-publish-time", "2026-01-02T03:04:05Z")
+        .doesNotContainKeys(
+            "pubsub-worker-subscription",
+            "pubsub-worker-error-class",
+            "googclient_deliveryattempt");
+    assertThat(m.getMessageId()).isNotEqualTo("m-5");
+    assertThat(m.getData().toStringUtf8()).isEqualTo("{}");
+    // The letter was acked: nothing is left to redrive.
+    assertThat(redrive("--from", deadLetters.toString(), "--dry-run").out()).contains(": 0 read");
+
+    // Without --topic, the subscription's own topic; orders-sub does not exist here.
+    letter(Map.of("order_id", "po-6"));
+    CliRun noSub = redrive("--from", deadLetters.toString(), "--republish");
+    assertThat(noSub.exitCode()).isEqualTo(ExitCodes.UNAVAILABLE);
+    assertThat(noSub.err().lines().findFirst().orElseThrow())
+        .startsWith(
+            "error: subscription projects/"
+                + pubsub.projectId()
+                + "/subscriptions/orders-sub does not exist: pass --topic to name the topic");
+  }
+
+  @Test
   void bad_input_is_one_clear_line() {
     CliRun unknown =
         CliRun.of(
@@ -218,5 +357,10 @@ class RedriveCommandTest {
     assertThat(badMax.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
     assertThat(badMax.err())
         .isEqualTo("error: --max must be at least 1, but was 0" + System.lineSeparator());
+
+    CliRun forgetRepublish = redrive("--from", deadLetters.toString(), "--forget", "--republish");
+    assertThat(forgetRepublish.exitCode()).isEqualTo(ExitCodes.BAD_CONFIG);
+    assertThat(forgetRepublish.err())
+        .startsWith("error: --forget and --republish do not go together");
   }
 }

@@ -182,7 +182,7 @@ class RedriveEndToEndTest {
   }
 
   private static RedriveRequest request(String subscription, boolean dryRun) {
-    return new RedriveRequest(subscription, Optional.empty(), 100, dryRun, Map.of(), false);
+    return RedriveRequest.builder(subscription).max(100).dryRun(dryRun).build();
   }
 
   private static double counter(MeterRegistry r, String result) {
@@ -209,6 +209,47 @@ class RedriveEndToEndTest {
     return out;
   }
 
+  /**
+   * Takes the {@link #MESSAGES} copies of the dead letters that {@code copies} kept and publishes
+   * them to {@code topic} again, as a person moving letters by hand would.
+   */
+  private void republishCopies(SubscriptionName copies, TopicName topic) {
+    List<ReceivedMessage> kept = new CopyOnWriteArrayList<>();
+    Set<String> keptIds = ConcurrentHashMap.newKeySet();
+    await()
+        .atMost(WAIT)
+        .until(
+            () -> {
+              List<ReceivedMessage> batch = pubsub.pull(copies, 100, Duration.ofSeconds(2));
+              for (ReceivedMessage m : batch) {
+                if (keptIds.add(m.getMessage().getMessageId())) {
+                  kept.add(m);
+                }
+              }
+              pubsub.acknowledge(copies, batch.stream().map(ReceivedMessage::getAckId).toList());
+              return kept.size() >= MESSAGES;
+            });
+    for (ReceivedMessage m : kept) {
+      pubsub.publish(topic, m.getMessage().toBuilder().clearMessageId().clearPublishTime().build());
+    }
+  }
+
+  /** Publishes the {@link #MESSAGES} orders po-1.. to {@code topic}; their keys as stored. */
+  private List<String> publishOrders(TopicName topic, String key) {
+    List<String> storedKeys = new ArrayList<>();
+    for (int i = 1; i <= MESSAGES; i++) {
+      String messageId =
+          pubsub.publish(
+              topic,
+              PubsubMessage.newBuilder()
+                  .setData(ByteString.copyFrom("order " + i, StandardCharsets.UTF_8))
+                  .putAttributes("id", "po-" + i)
+                  .build());
+      storedKeys.add("test:" + (key.equals("message-id") ? messageId : "po-" + i));
+    }
+    return storedKeys;
+  }
+
   @ParameterizedTest(name = "key = {0}")
   @ValueSource(strings = {"message-id", "attribute:id"})
   void dead_letters_are_redriven_exactly_once_as_their_subscription_would_and_nothing_is_lost(
@@ -220,17 +261,7 @@ class RedriveEndToEndTest {
     SubscriptionName copies = subscribe(f.deadLetterTopic().orElseThrow(), "copies");
     Worker worker = worker(key, f, otherSub);
     worker.start();
-    List<String> storedKeys = new ArrayList<>();
-    for (int i = 1; i <= MESSAGES; i++) {
-      String messageId =
-          pubsub.publish(
-              f.topic(),
-              PubsubMessage.newBuilder()
-                  .setData(ByteString.copyFrom("order " + i, StandardCharsets.UTF_8))
-                  .putAttributes("id", "po-" + i)
-                  .build());
-      storedKeys.add("test:" + (key.equals("message-id") ? messageId : "po-" + i));
-    }
+    List<String> storedKeys = publishOrders(f.topic(), key);
     // 1. Poison: every message of `test` is dead-lettered after one attempt; `other` runs them all.
     await()
         .atMost(WAIT)
@@ -283,50 +314,34 @@ class RedriveEndToEndTest {
     assertThat(worker.redrive(request("test", false), Optional.empty(), l -> {}).read()).isZero();
 
     // 5. The same letters republished to the dead-letter topic run nothing: duplicates.
-    List<ReceivedMessage> kept = new CopyOnWriteArrayList<>();
-    Set<String> keptIds = ConcurrentHashMap.newKeySet();
-    await()
-        .atMost(WAIT)
-        .until(
-            () -> {
-              List<ReceivedMessage> batch = pubsub.pull(copies, 100, Duration.ofSeconds(2));
-              for (ReceivedMessage m : batch) {
-                if (keptIds.add(m.getMessage().getMessageId())) {
-                  kept.add(m);
-                }
-              }
-              pubsub.acknowledge(copies, batch.stream().map(ReceivedMessage::getAckId).toList());
-              return kept.size() >= MESSAGES;
-            });
-    for (ReceivedMessage m : kept) {
-      pubsub.publish(
-          f.deadLetterTopic().orElseThrow(),
-          m.getMessage().toBuilder().clearMessageId().clearPublishTime().build());
-    }
+    republishCopies(copies, f.deadLetterTopic().orElseThrow());
     int before = calls.get();
     RedriveSummary dryDuplicates = worker.redrive(request("test", true), Optional.empty(), l -> {});
     assertThat(dryDuplicates.duplicates()).isEqualTo(MESSAGES);
     assertThat(dryDuplicates.redriven()).isZero();
     // As the other subscription: every letter names `test` as its source, so all stay...
-    Optional<String> from = Optional.of(f.requireDeadLetterSubscription().toString());
+    String from = f.requireDeadLetterSubscription().toString();
     RedriveSummary asOther =
         worker.redrive(
-            new RedriveRequest("other", from, 100, false, Map.of(), false),
-            Optional.empty(),
-            l -> {});
+            RedriveRequest.builder("other").from(from).max(100).build(), Optional.empty(), l -> {});
     assertThat(asOther.left()).isEqualTo(MESSAGES);
     assertThat(asOther.redriven() + asOther.duplicates() + asOther.failedAgain()).isZero();
     // ... and taken anyway, they are the other subscription's own keys, DONE: never run again.
     RedriveSummary asOtherAnySource =
         worker.redrive(
-            new RedriveRequest("other", from, 100, true, Map.of(), true),
+            RedriveRequest.builder("other")
+                .from(from)
+                .max(100)
+                .dryRun(true)
+                .anySource(true)
+                .build(),
             Optional.empty(),
             l -> {});
     assertThat(asOtherAnySource.duplicates()).isEqualTo(MESSAGES);
     // A filter no letter matches leaves every one.
     RedriveSummary filtered =
         worker.redrive(
-            new RedriveRequest("test", from, 100, false, Map.of("id", "po-none"), false),
+            RedriveRequest.builder("test").from(from).max(100).filter("id", "po-none").build(),
             Optional.empty(),
             l -> {});
     assertThat(filtered.left()).isEqualTo(MESSAGES);
@@ -339,6 +354,96 @@ class RedriveEndToEndTest {
     assertThat(effects).hasSize(MESSAGES).allSatisfy((id, n) -> assertThat(n.get()).isEqualTo(1));
 
     // 6. The other subscription's messages never ran again, and nothing is left anywhere.
+    assertThat(otherCalls.get()).isEqualTo(MESSAGES);
+    assertThat(otherEffects)
+        .hasSize(MESSAGES)
+        .allSatisfy((id, n) -> assertThat(n.get()).isEqualTo(1));
+    assertThat(pubsub.pull(f.requireDeadLetterSubscription(), 100, Duration.ofSeconds(2)))
+        .isEmpty();
+  }
+
+  @ParameterizedTest(name = "key = {0}")
+  @ValueSource(strings = {"message-id", "attribute:id"})
+  void republished_letters_run_again_only_where_they_failed_and_forget_reruns_done_keys(
+      String key) {
+    SubscriptionFixture f =
+        pubsub.createSubscription(SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build());
+    SubscriptionName otherSub = subscribe(f.topic(), "other");
+    SubscriptionName copies = subscribe(f.deadLetterTopic().orElseThrow(), "copies");
+    Worker worker = worker(key, f, otherSub);
+    worker.start();
+    List<String> storedKeys = publishOrders(f.topic(), key);
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                outcomes.count(Outcome.DEAD_LETTERED) == MESSAGES
+                    && outcomes.count(Outcome.PROCESSED) == MESSAGES);
+    assertThat(otherEffects).hasSize(MESSAGES);
+
+    // 1. A dry run of --republish publishes nothing and acks nothing.
+    List<String> lines = new CopyOnWriteArrayList<>();
+    RedriveSummary dry =
+        worker.redrive(
+            RedriveRequest.builder("test").max(100).dryRun(true).republish().build(),
+            Optional.empty(),
+            lines::add);
+    assertThat(dry.topic()).contains(f.topic().toString());
+    assertThat(dry.redriven()).isEqualTo(MESSAGES);
+    assertThat(lines)
+        .hasSize(MESSAGES)
+        .allSatisfy(l -> assertThat(l).endsWith(": would be republished to " + f.topic()));
+
+    // 2. Fixed, and republished to the topic: both subscriptions receive every message again;
+    // `test` runs each once (its keys were released when they failed), `other`, whose keys are
+    // DONE, runs none: the original message id travels with the republished message.
+    mode = Mode.FIXED;
+    MeterRegistry registry = new SimpleMeterRegistry();
+    RedriveSummary republished =
+        worker.redrive(
+            RedriveRequest.builder("test").max(100).republish().build(),
+            Optional.of(registry),
+            l -> {});
+    assertThat(republished.read()).isEqualTo(MESSAGES);
+    assertThat(republished.redriven()).isEqualTo(MESSAGES);
+    assertThat(republished.failedAgain()).isZero();
+    assertThat(counter(registry, DeadLetterRedrive.REPUBLISHED)).isEqualTo(MESSAGES);
+    await()
+        .atMost(WAIT)
+        .until(
+            () ->
+                outcomes.count(Outcome.PROCESSED) == 2 * MESSAGES
+                    && outcomes.count(Outcome.DUPLICATE) == MESSAGES);
+    assertThat(effects).hasSize(MESSAGES).allSatisfy((id, n) -> assertThat(n.get()).isEqualTo(1));
+    assertThat(otherCalls.get()).isEqualTo(MESSAGES);
+    assertThat(records(worker, storedKeys).values())
+        .allSatisfy(r -> assertThat(r).startsWith("DONE"));
+    // Every letter was acked on the dead-letter subscription.
+    assertThat(worker.redrive(request("test", true), Optional.empty(), l -> {}).read()).isZero();
+
+    // 3. The same letters moved back onto the dead-letter topic are duplicates now; --forget
+    // deletes each DONE record first, and every one runs a second time (a deliberate re-run),
+    // for `test` only.
+    republishCopies(copies, f.deadLetterTopic().orElseThrow());
+    RedriveSummary dryForget =
+        worker.redrive(
+            RedriveRequest.builder("test").max(100).dryRun(true).forget(true).build(),
+            Optional.empty(),
+            l -> {});
+    assertThat(dryForget.redriven()).isEqualTo(MESSAGES);
+    assertThat(dryForget.forgotten()).isEqualTo(MESSAGES);
+    assertThat(records(worker, storedKeys).values())
+        .allSatisfy(r -> assertThat(r).startsWith("DONE")); // nothing forgotten
+    RedriveSummary forgot =
+        worker.redrive(
+            RedriveRequest.builder("test").max(100).forget(true).build(),
+            Optional.empty(),
+            l -> {});
+    assertThat(forgot.read()).isEqualTo(MESSAGES);
+    assertThat(forgot.redriven()).isEqualTo(MESSAGES);
+    assertThat(forgot.forgotten()).isEqualTo(MESSAGES);
+    assertThat(forgot.duplicates()).isZero();
+    assertThat(effects).hasSize(MESSAGES).allSatisfy((id, n) -> assertThat(n.get()).isEqualTo(2));
     assertThat(otherCalls.get()).isEqualTo(MESSAGES);
     assertThat(otherEffects)
         .hasSize(MESSAGES)

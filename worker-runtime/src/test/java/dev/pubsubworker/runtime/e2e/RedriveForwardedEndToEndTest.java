@@ -65,7 +65,7 @@ class RedriveForwardedEndToEndTest {
                 lines.clear();
                 return worker
                         .redrive(
-                            new RedriveRequest("test", Optional.empty(), 10, true, Map.of(), false),
+                            RedriveRequest.builder("test").max(10).dryRun(true).build(),
                             Optional.empty(),
                             lines::add)
                         .read()
@@ -86,10 +86,7 @@ class RedriveForwardedEndToEndTest {
 
       handler.behave((m, ctx, call) -> {});
       RedriveSummary summary =
-          worker.redrive(
-              new RedriveRequest("test", Optional.empty(), 10, false, Map.of(), false),
-              Optional.empty(),
-              l -> {});
+          worker.redrive(RedriveRequest.builder("test").max(10).build(), Optional.empty(), l -> {});
       assertThat(summary.redriven()).isEqualTo(1);
       assertThat(handler.effects("po-1")).isEqualTo(1);
       // Keyed by the letter's own id; the original id's record is as the failures left it.
