@@ -28,7 +28,10 @@ public interface DeadLetterPublisher {
    *
    * @param letter the dead letter: the original's data, attributes and ordering key, plus the
    *     {@link DeadLetterAttributes}
-   * @return the dead letter's message id
+   * @return the dead letter's message id; empty from an implementation that keeps the letter itself
+   *     instead of publishing it (a redrive tool, which leaves it where it came from): the outcome
+   *     is still {@link Outcome#DEAD_LETTERED}, and the log line says "kept by {@link #topic()},
+   *     not published" instead of naming a message id
    * @throws Exception if the letter was not published (refused, timed out, interrupted): the
    *     original is nacked and comes back
    */

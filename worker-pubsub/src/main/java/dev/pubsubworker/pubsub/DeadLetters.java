@@ -111,17 +111,32 @@ final class DeadLetters {
     try {
       String id = target.publish(letter);
       RepeatLimiter.Decision d = repeats.check("dead-lettered:" + failure.errorClass());
-      String line =
-          "message {} {}; dead-lettered after attempt {} to {} (as message {}) and acked{}";
-      Object[] args = {
-        message.messageId(),
-        failure.description(),
-        InboundMessages.attemptText(message),
-        target.topic(),
-        id,
-        d.suppressedNote(),
-        failure.cause()
-      };
+      String line;
+      Object[] args;
+      if (id.isEmpty()) { // kept, not published: topic() says by what and where
+        line = "message {} {}; after attempt {} kept by {}, not published{}";
+        args =
+            new Object[] {
+              message.messageId(),
+              failure.description(),
+              InboundMessages.attemptText(message),
+              target.topic(),
+              d.suppressedNote(),
+              failure.cause()
+            };
+      } else {
+        line = "message {} {}; dead-lettered after attempt {} to {} (as message {}) and acked{}";
+        args =
+            new Object[] {
+              message.messageId(),
+              failure.description(),
+              InboundMessages.attemptText(message),
+              target.topic(),
+              id,
+              d.suppressedNote(),
+              failure.cause()
+            };
+      }
       if (d.write()) {
         log.warn(line, args);
       } else if (log.isDebugEnabled()) {

@@ -609,12 +609,12 @@ public final class DeadLetterRedrive {
   private record LeaveOnSubscription(String from) implements DeadLetterPublisher {
     @Override
     public String topic() {
-      return "nowhere (redrive: it stays on " + from + ")";
+      return "the redrive, which leaves it on " + from;
     }
 
     @Override
     public String publish(PubsubMessage letter) {
-      return "none";
+      return ""; // kept: the redrive nacks it on the dead-letter subscription
     }
   }
 

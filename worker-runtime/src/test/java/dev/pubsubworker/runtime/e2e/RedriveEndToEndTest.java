@@ -3,6 +3,8 @@ package dev.pubsubworker.runtime.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.ReceivedMessage;
@@ -40,8 +42,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.slf4j.LoggerFactory;
 
 /**
  * Redrive end to end on the embedded Pub/Sub server with a Redis lock store and the real worker: 20
@@ -70,8 +74,19 @@ class RedriveEndToEndTest {
   private final Map<String, AtomicInteger> otherEffects = new ConcurrentHashMap<>();
   private final AtomicInteger otherCalls = new AtomicInteger();
 
+  private final ch.qos.logback.classic.Logger pubsubLogger =
+      (ch.qos.logback.classic.Logger) LoggerFactory.getLogger("dev.pubsubworker");
+  private final ListAppender<ILoggingEvent> log = new ListAppender<>();
+
+  @BeforeEach
+  void capture() {
+    log.start();
+    pubsubLogger.addAppender(log);
+  }
+
   @AfterEach
   void stop() {
+    pubsubLogger.detachAppender(log);
     workers.forEach(Worker::stop);
   }
 
@@ -303,6 +318,17 @@ class RedriveEndToEndTest {
     assertThat(counter(registry, DeadLetterRedrive.REDRIVEN)).isEqualTo(MESSAGES - 2);
     assertThat(counter(registry, DeadLetterRedrive.FAILED_AGAIN)).isEqualTo(2);
     assertThat(effects).hasSize(MESSAGES - 2).doesNotContainKeys("po-19", "po-20");
+    // The terminal one is not said to be dead-lettered or acked: it stays where it is.
+    assertThat(log.list)
+        .map(ILoggingEvent::getFormattedMessage)
+        .filteredOn(l -> l.contains("order po-20 is still unplaceable"))
+        .singleElement()
+        .asString()
+        .contains(
+            "kept by the redrive, which leaves it on "
+                + f.requireDeadLetterSubscription()
+                + ", not published")
+        .doesNotContain("acked");
 
     // 4. Fully fixed: the two that stayed are there, nothing lost, and run once.
     mode = Mode.FIXED;
