@@ -118,13 +118,16 @@ public final class PeerLockBenchmark {
     List<Contender> contenders = new ArrayList<>();
     try {
       if (stores.contains("redis")) {
-        contenders.add(guardOnRedis());
+        contenders.add(guardOnRedis(true));
+        contenders.add(guardOnRedis(false));
         contenders.add(shedLockOnRedis());
         contenders.add(redisson());
       }
       if (stores.contains("postgresql")) {
-        contenders.add(guardOnPostgres());
-        contenders.add(shedLockOnPostgres());
+        contenders.add(guardOnPostgres(true));
+        contenders.add(guardOnPostgres(false));
+        contenders.add(shedLockOnPostgres(false));
+        contenders.add(shedLockOnPostgres(true));
       }
       System.out.printf(
           Locale.ROOT,
@@ -136,7 +139,9 @@ public final class PeerLockBenchmark {
           Samples.loadAverage());
       for (int threads : threadCounts) {
         Samples ops = new Samples();
+        Samples ratios = new Samples();
         for (int round = 0; round <= rounds; round++) {
+          java.util.Map<String, Double> rates = new java.util.HashMap<>();
           for (Contender c : contenders) {
             double rate = measure(c, threads, seconds);
             System.out.printf(
@@ -148,7 +153,15 @@ public final class PeerLockBenchmark {
                 rate);
             if (round > 0) {
               ops.add(c.label(), rate);
+              rates.put(c.label(), rate);
             }
+          }
+          if (round > 0) {
+            roundRatio(ratios, rates, "guard redis", "guard redis unbatched");
+            roundRatio(ratios, rates, "guard redis", "shedlock redis");
+            roundRatio(ratios, rates, "guard postgresql", "guard postgresql unbatched");
+            roundRatio(ratios, rates, "guard postgresql", "shedlock jdbc postgresql");
+            roundRatio(ratios, rates, "guard postgresql", "shedlock postgresql");
           }
         }
         System.out.printf(
@@ -172,6 +185,25 @@ public final class PeerLockBenchmark {
         ratio(ops, threads, "guard redis", "shedlock redis");
         ratio(ops, threads, "guard redis", "redisson rlock");
         ratio(ops, threads, "guard postgresql", "shedlock postgresql");
+        if (!ratios.variants().isEmpty()) {
+          System.out.printf(
+              Locale.ROOT,
+              "%nratios per round at %d threads%n%-50s %6s %6s %6s%n",
+              threads,
+              "",
+              "min",
+              "median",
+              "max");
+          for (String v : ratios.variants()) {
+            System.out.printf(
+                Locale.ROOT,
+                "%-50s %6.2f %6.2f %6.2f%n",
+                v,
+                ratios.min(v),
+                ratios.median(v),
+                ratios.max(v));
+          }
+        }
         System.out.println();
       }
     } finally {
@@ -179,6 +211,14 @@ public final class PeerLockBenchmark {
         c.close().close();
       }
       cleanUp(stores);
+    }
+  }
+
+  /** The ratio of one round's rates, under "ours / theirs", when both ran. */
+  private static void roundRatio(
+      Samples ratios, java.util.Map<String, Double> rates, String ours, String theirs) {
+    if (rates.containsKey(ours) && rates.containsKey(theirs)) {
+      ratios.add(ours + " / " + theirs, rates.get(ours) / rates.get(theirs));
     }
   }
 
@@ -233,7 +273,7 @@ public final class PeerLockBenchmark {
     return done.sum() / (elapsed / 1e9);
   }
 
-  private Contender guardOnRedis() {
+  private Contender guardOnRedis(boolean batching) {
     RedisLockBackend backend =
         RedisLockBackend.create(
             RedisLockSettings.newBuilder()
@@ -242,9 +282,9 @@ public final class PeerLockBenchmark {
                 .build());
     backend.checkConnection();
     IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).build();
+        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).batching(batching).build();
     return new Contender(
-        "guard redis",
+        batching ? "guard redis" : "guard redis unbatched",
         "redis",
         name -> guard.lock(name, ctx -> null),
         () -> {
@@ -286,8 +326,9 @@ public final class PeerLockBenchmark {
         client::shutdown);
   }
 
-  private Contender guardOnPostgres() {
-    HikariDataSource pool = stores.pool("peer-guard", stores.jdbcUrl(), POOL);
+  private Contender guardOnPostgres(boolean batching) {
+    HikariDataSource pool =
+        stores.pool(batching ? "peer-guard" : "peer-guard-unbatched", stores.jdbcUrl(), POOL);
     SqlLockBackend backend =
         SqlLockBackend.create(
             SqlLockSettings.newBuilder()
@@ -296,9 +337,9 @@ public final class PeerLockBenchmark {
                 .dataSource(pool)
                 .build());
     IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).build();
+        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).batching(batching).build();
     return new Contender(
-        "guard postgresql",
+        batching ? "guard postgresql" : "guard postgresql unbatched",
         "postgresql",
         name -> guard.lock(name, ctx -> null),
         () -> {
@@ -307,8 +348,15 @@ public final class PeerLockBenchmark {
         });
   }
 
-  private Contender shedLockOnPostgres() throws Exception {
-    HikariDataSource pool = stores.pool("peer-shedlock", stores.jdbcUrl(), POOL);
+  /**
+   * ShedLock on PostgreSQL: its plain {@code JdbcLockProvider} (two autocommit statements per
+   * cycle) or, with {@code template}, its {@code JdbcTemplateLockProvider} (Spring's JdbcTemplate
+   * and a transaction template, with the database's time).
+   */
+  private Contender shedLockOnPostgres(boolean template) throws Exception {
+    HikariDataSource pool =
+        stores.pool(
+            template ? "peer-shedlock-template" : "peer-shedlock-jdbc", stores.jdbcUrl(), POOL);
     try (Connection c = pool.getConnection();
         Statement st = c.createStatement()) {
       // ShedLock's documented table.
@@ -318,6 +366,15 @@ public final class PeerLockBenchmark {
               + " (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP NOT NULL,"
               + " locked_at TIMESTAMP NOT NULL, locked_by VARCHAR(255) NOT NULL,"
               + " PRIMARY KEY (name))");
+    }
+    if (!template) {
+      net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider plain =
+          new net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider(pool, shedLockTable());
+      return new Contender(
+          "shedlock jdbc postgresql",
+          "postgresql",
+          name -> shedLockCycle(plain, name),
+          pool::close);
     }
     JdbcTemplateLockProvider provider =
         new JdbcTemplateLockProvider(
