@@ -349,7 +349,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
               table.params(claim.key()).set("ttl", ttlMillis).set("fence", claim.fence());
           if (sql.complete != null) {
             try (PreparedStatement ps = table.prepare(c, sql.complete, p);
-                ResultSet rs = ps.executeQuery()) {
+                ResultSet rs = table.query(ps)) {
               if (!rs.next()) {
                 throw new SQLException("the complete statement returned no row");
               }
