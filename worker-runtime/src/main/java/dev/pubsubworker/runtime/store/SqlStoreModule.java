@@ -88,9 +88,11 @@ public final class SqlStoreModule extends AbstractModule {
    * connect-timeout}. Driver properties, by URL prefix: PostgreSQL {@code connectTimeout} and
    * {@code loginTimeout} (connect-timeout, whole seconds), {@code socketTimeout} (socket-timeout,
    * whole seconds) and {@code cancelSignalTimeout} (socket-timeout minus statement-timeout, at
-   * least 1 s: a statement that timed out waits for its cancel request, which a frozen network
-   * holds too); MariaDB and MySQL {@code connectTimeout} and {@code socketTimeout} (milliseconds).
-   * H2 runs in the process and gets none.
+   * least 1 s: a statement whose {@code setQueryTimeout} fired waits for its cancel request, which
+   * a frozen network holds too; the backend's own statements are cancelled by the server and send
+   * none, but its batched completes and a transactional handler's statements may); MariaDB and
+   * MySQL {@code connectTimeout} and {@code socketTimeout} (milliseconds). H2 runs in the process
+   * and gets none.
    */
   static void applyTimeouts(HikariConfig pool, SqlStoreConfig config) {
     long connectMillis = Math.max(250, config.connectTimeout().toMillis());

@@ -171,7 +171,7 @@ final class BatchVerbs {
     List<Integer> again = new ArrayList<>();
     int rows = 0;
     try (PreparedStatement ps = table.prepare(c, sql.claimAll, p);
-        ResultSet rs = ps.executeQuery()) {
+        ResultSet rs = table.query(ps)) {
       while (rs.next()) {
         rows++;
         int i = asked.get((int) rs.getLong("ord") - 1);
@@ -262,12 +262,12 @@ final class BatchVerbs {
     Map<String, Map<String, String>> rows;
     if (table.dialect() == SqlDialect.MARIADB) {
       try (PreparedStatement ps = table.prepare(c, sql.upsertAll(n), p);
-          ResultSet rs = ps.executeQuery()) {
+          ResultSet rs = table.query(ps)) {
         rows = rows(rs);
       }
     } else {
       try (PreparedStatement ps = table.prepare(c, sql.upsertAll(n), p)) {
-        ps.executeUpdate();
+        table.executeUpdate(ps);
       }
       rows = selectRows(c, requests.stream().map(ClaimRequest::key).toList());
     }
@@ -302,7 +302,7 @@ final class BatchVerbs {
       table.setKey(p, "key" + i, keys.get(i));
     }
     try (PreparedStatement ps = table.prepare(c, sql.selectRows(keys.size()), p);
-        ResultSet rs = ps.executeQuery()) {
+        ResultSet rs = table.query(ps)) {
       return rows(rs);
     }
   }

@@ -37,7 +37,7 @@ final class CompareAndSetClaim implements ClaimStrategy {
       long now;
       LockRecord row;
       try (PreparedStatement ps = table.prepare(c, sql.claimRead, table.params(r.key()));
-          ResultSet rs = ps.executeQuery()) {
+          ResultSet rs = table.query(ps)) {
         if (!rs.next()) {
           throw new SQLException("the clock query returned no row");
         }

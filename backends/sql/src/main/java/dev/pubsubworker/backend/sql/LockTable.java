@@ -25,6 +25,20 @@ import org.slf4j.LoggerFactory;
  * the key and clock offset bound, a verb retried as a whole after a transient error, and failures
  * turned into {@link LockBackendException}s that name the verb and the table (never the key).
  *
+ * <p>The statement timeout: on PostgreSQL (with its own driver) the server enforces it. Each
+ * statement prepared here is preceded, in the same text and so the same round trip, by {@code
+ * SELECT set_config('statement_timeout', '<ms>', true);}: the driver pipelines both before one
+ * Sync, so they run in one transaction (the implicit one of an auto-commit statement, or the open
+ * one), the setting applies to the statement after it and lapses when that transaction ends. No
+ * session setting is left on the pooled connection (a pool shared with other code, a connection
+ * proxy that pools per transaction and a transactional-mode work all keep their own), no client
+ * timer is armed and no cancel request is sent; a statement that runs too long fails with SQLState
+ * {@code 57014} as a driver-cancelled one did. Read such a statement's results with {@link #query}
+ * and {@link #executeUpdate}, which step over the {@code set_config} row. The other dialects, and
+ * PostgreSQL's JDBC batches ({@link #updateEach}: one timer per batch), keep {@link
+ * java.sql.Statement#setQueryTimeout}; MariaDB's driver already turns it into the server's {@code
+ * max_statement_time} without a timer.
+ *
  * <p>Thread-safe and stateless apart from the {@link DataSource}.
  */
 final class LockTable {
@@ -36,6 +50,9 @@ final class LockTable {
    * supported drivers only set a socket option).
    */
   private static final Executor DIRECT = Runnable::run;
+
+  /** {@code DatabaseMetaData.getDriverName()} of PostgreSQL's own JDBC driver (pgjdbc). */
+  private static final String PGJDBC = "PostgreSQL JDBC Driver";
 
   /**
    * The wait before retrying a verb after a transient error: full jitter (uniform below the
@@ -59,6 +76,19 @@ final class LockTable {
   private final String namespace;
   private final int socketTimeoutMillis;
 
+  /**
+   * PostgreSQL: the statement sent ahead of each of the backend's statements that sets the server's
+   * statement timeout for the rest of the transaction; null on the other dialects.
+   */
+  private final String serverTimeout;
+
+  /**
+   * Whether statements carry {@link #serverTimeout}: 0 until the first statement is prepared, then
+   * 1 (PostgreSQL's own driver, which pipelines a text of several statements) or -1 (any other
+   * dialect or driver: {@code setQueryTimeout}). A data source hands out one driver's connections.
+   */
+  private volatile int serverTimeoutState;
+
   private LockTable(DataSource dataSource, SqlLockSettings settings, SqlDialect dialect) {
     this.dataSource = dataSource;
     this.settings = settings;
@@ -66,6 +96,12 @@ final class LockTable {
     this.sql = new SqlStatements(dialect, settings.table());
     this.namespace = "SQL table '" + settings.table() + "' (" + dialect + ")";
     this.socketTimeoutMillis = (int) settings.socketTimeout().toMillis();
+    this.serverTimeout =
+        dialect == SqlDialect.POSTGRESQL
+            ? "SELECT set_config('statement_timeout', '"
+                + settings.statementTimeout().toMillis()
+                + "', true); "
+            : null;
   }
 
   /**
@@ -212,7 +248,7 @@ final class LockTable {
    */
   LockRecord readRecord(Connection c, String key, String verb) throws SQLException {
     try (PreparedStatement ps = prepare(c, sql.inspect, params(key));
-        ResultSet rs = ps.executeQuery()) {
+        ResultSet rs = query(ps)) {
       if (!rs.next()) {
         return null;
       }
@@ -222,14 +258,16 @@ final class LockTable {
 
   int update(Connection c, SqlTemplate template, SqlTemplate.Params p) throws SQLException {
     try (PreparedStatement ps = prepare(c, template, p)) {
-      return ps.executeUpdate();
+      return executeUpdate(ps);
     }
   }
 
   /**
    * Runs one statement once per parameter set as one JDBC batch: the driver sends them together
    * and, on a connection in auto-commit mode, PostgreSQL runs them in one implicit transaction (one
-   * round trip, one commit; all or none). Returns each execution's update count, in order.
+   * round trip, one commit; all or none). Returns each execution's update count, in order. Bounded
+   * with {@code setQueryTimeout} on every dialect (a batch cannot carry the PostgreSQL prefix): one
+   * timer for the whole batch.
    */
   int[] updateEach(Connection c, SqlTemplate template, List<SqlTemplate.Params> each)
       throws SQLException {
@@ -248,9 +286,16 @@ final class LockTable {
     }
   }
 
-  /** Prepares one of this table's statements, bounded by the statement timeout. */
+  /**
+   * Prepares one of this table's statements, bounded by the statement timeout: on PostgreSQL by the
+   * server (the {@code set_config} prefix, see the class comment), elsewhere by {@code
+   * setQueryTimeout}. Execute it with {@link #query} or {@link #executeUpdate}.
+   */
   PreparedStatement prepare(Connection c, SqlTemplate template, SqlTemplate.Params p)
       throws SQLException {
+    if (serverTimeout(c)) {
+      return template.after(serverTimeout).prepare(c, p);
+    }
     PreparedStatement ps = template.prepare(c, p);
     try {
       ps.setQueryTimeout(settings.statementTimeoutSeconds());
@@ -259,6 +304,44 @@ final class LockTable {
       ps.close();
       throw e;
     }
+  }
+
+  /** Runs a statement from {@link #prepare} that returns rows, and returns them. */
+  ResultSet query(PreparedStatement ps) throws SQLException {
+    if (serverTimeoutState <= 0) {
+      return ps.executeQuery();
+    }
+    ps.execute(); // the set_config row, then the statement's own result
+    if (!ps.getMoreResults()) {
+      throw new SQLException("the statement returned no result set");
+    }
+    return ps.getResultSet();
+  }
+
+  /** Runs a statement from {@link #prepare} that returns no rows; its update count. */
+  int executeUpdate(PreparedStatement ps) throws SQLException {
+    if (serverTimeoutState <= 0) {
+      return ps.executeUpdate();
+    }
+    ps.execute();
+    if (ps.getMoreResults()) {
+      throw new SQLException("the statement returned a result set where none was expected");
+    }
+    return ps.getUpdateCount();
+  }
+
+  /** Whether the server enforces the statement timeout on {@code c}'s statements (PostgreSQL). */
+  private boolean serverTimeout(Connection c) throws SQLException {
+    int state = serverTimeoutState;
+    if (state == 0) {
+      state = serverTimeout != null && PGJDBC.equals(c.getMetaData().getDriverName()) ? 1 : -1;
+      serverTimeoutState = state;
+      log.debug(
+          "{}: the statement timeout is enforced by {}",
+          namespace,
+          state > 0 ? "the server (statement_timeout)" : "the driver (setQueryTimeout)");
+    }
+    return state > 0;
   }
 
   /** Parameters with the key (as text or UTF-8 bytes, per dialect) and the clock offset. */

@@ -27,7 +27,7 @@ final class MariaDbUpsertClaim implements ClaimStrategy {
   public ClaimResult claim(Connection c, ClaimRequest r) throws SQLException {
     try (PreparedStatement ps =
             table.prepare(c, table.sql().claim, ClaimStrategy.claimParams(table, r));
-        ResultSet rs = ps.executeQuery()) {
+        ResultSet rs = table.query(ps)) {
       if (!rs.next()) {
         throw new SQLException("INSERT ... RETURNING returned no row");
       }

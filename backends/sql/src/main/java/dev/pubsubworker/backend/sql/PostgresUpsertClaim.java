@@ -32,7 +32,7 @@ final class PostgresUpsertClaim implements ClaimStrategy {
     for (int round = 0; round < MAX_RACE_ROUNDS; round++) {
       try (PreparedStatement ps =
               table.prepare(c, table.sql().claim, ClaimStrategy.claimParams(table, r));
-          ResultSet rs = ps.executeQuery()) {
+          ResultSet rs = table.query(ps)) {
         if (!rs.next()) {
           log.debug(
               "claim on {}: the key was inserted concurrently; asking again", table.namespace());

@@ -103,11 +103,13 @@ import javax.sql.DataSource;
  * key), with the driver's exception as its cause.
  *
  * <p>No statement of this backend waits forever: each runs under {@link
- * SqlLockSettings#statementTimeout()} ({@link java.sql.Statement#setQueryTimeout}) and on a
- * connection whose reads give up after {@link SqlLockSettings#socketTimeout()} ({@link
- * Connection#setNetworkTimeout}, set whenever the backend borrows or takes back a connection).
- * Either timeout is a {@link LockBackendException} too, not retried. Getting a connection is
- * bounded by the {@link DataSource} (its pool's connection timeout).
+ * SqlLockSettings#statementTimeout()} (on PostgreSQL the server's {@code statement_timeout}, set
+ * for that statement's transaction in the same round trip; elsewhere {@link
+ * java.sql.Statement#setQueryTimeout}) and on a connection whose reads give up after {@link
+ * SqlLockSettings#socketTimeout()} ({@link Connection#setNetworkTimeout}, set whenever the backend
+ * borrows or takes back a connection), which also frees the caller when the database stops
+ * answering altogether. Either timeout is a {@link LockBackendException} too, not retried. Getting
+ * a connection is bounded by the {@link DataSource} (its pool's connection timeout).
  *
  * <h2>Transactional mode</h2>
  *
@@ -349,7 +351,7 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
               table.params(claim.key()).set("ttl", ttlMillis).set("fence", claim.fence());
           if (sql.complete != null) {
             try (PreparedStatement ps = table.prepare(c, sql.complete, p);
-                ResultSet rs = ps.executeQuery()) {
+                ResultSet rs = table.query(ps)) {
               if (!rs.next()) {
                 throw new SQLException("the complete statement returned no row");
               }

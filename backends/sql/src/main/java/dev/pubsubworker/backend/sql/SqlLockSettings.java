@@ -155,15 +155,19 @@ public final class SqlLockSettings {
   }
 
   /**
-   * How long one statement of a verb may run before the driver cancels it ({@link
-   * java.sql.Statement#setQueryTimeout}); the verb then fails with a {@link
-   * dev.pubsubworker.core.LockBackendException}.
+   * How long one statement of a verb may run before it is cancelled: on PostgreSQL by the server
+   * ({@code statement_timeout}, set for that statement's transaction only), elsewhere by the driver
+   * ({@link java.sql.Statement#setQueryTimeout}); the verb then fails with a {@link
+   * dev.pubsubworker.core.LockBackendException}. See {@link Builder#statementTimeout}.
    */
   public Duration statementTimeout() {
     return statementTimeout;
   }
 
-  /** {@link #statementTimeout()} in JDBC's unit, whole seconds (rounded up). */
+  /**
+   * {@link #statementTimeout()} in JDBC's unit, whole seconds (rounded up), for the dialects
+   * bounded with {@code setQueryTimeout}.
+   */
   int statementTimeoutSeconds() {
     return (int) Math.max(1, (statementTimeout.toMillis() + 999) / 1000);
   }
@@ -276,13 +280,25 @@ public final class SqlLockSettings {
     }
 
     /**
-     * How long one statement of a verb may run before the driver cancels it, with {@link
-     * java.sql.Statement#setQueryTimeout} (PostgreSQL sends a cancel request, MariaDB runs the
-     * statement under {@code max_statement_time}, H2 checks it while running). The verb then fails
-     * with a {@link dev.pubsubworker.core.LockBackendException} carrying the driver's exception,
-     * and is not retried. JDBC counts whole seconds: a fraction is rounded up. It bounds this
-     * backend's own statements only, never those a transactional-mode work runs. Default {@value
-     * #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s.
+     * How long one statement of a verb may run before it is cancelled. The verb then fails with a
+     * {@link dev.pubsubworker.core.LockBackendException} carrying the driver's exception, and is
+     * not retried. It bounds this backend's own statements only, never those a transactional-mode
+     * work runs. Default {@value #DEFAULT_STATEMENT_TIMEOUT_SECONDS} s.
+     *
+     * <ul>
+     *   <li>PostgreSQL (with its own JDBC driver): the server enforces it, to the millisecond. Each
+     *       statement is sent, in the same round trip, after {@code SELECT
+     *       set_config('statement_timeout', '<ms>', true)}, which holds for that statement's
+     *       transaction only: nothing is left on the pooled session (the pool's other users, a
+     *       transactional-mode work and a proxy that pools per transaction keep their own setting),
+     *       and the driver arms no timer and sends no cancel request. A statement cut short fails
+     *       with SQLState {@code 57014}. The completes of one {@link SqlLockBackend#completeAll}
+     *       batch (one JDBC batch) are the exception: {@code setQueryTimeout}, one timer per batch.
+     *   <li>MariaDB, MySQL and H2: {@link java.sql.Statement#setQueryTimeout}, in whole seconds (a
+     *       fraction is rounded up). On a MariaDB server, MariaDB's driver runs the statement under
+     *       the server's {@code max_statement_time} (no client timer either); H2 checks it while
+     *       running.
+     * </ul>
      *
      * @throws IllegalArgumentException if not between 1 s and {@value #MAX_TIMEOUT_SECONDS} s
      */

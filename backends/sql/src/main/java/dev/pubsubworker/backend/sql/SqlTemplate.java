@@ -24,9 +24,16 @@ final class SqlTemplate {
   private final String sql;
   private final List<String> names;
 
-  private SqlTemplate(String sql, List<String> names) {
+  /** The statement {@link #after} put before this one, or null. */
+  private final String prefix;
+
+  /** The last {@link #after} result, kept: a table asks for one prefix only. */
+  private volatile SqlTemplate prefixed;
+
+  private SqlTemplate(String sql, List<String> names, String prefix) {
     this.sql = sql;
     this.names = List.copyOf(names);
+    this.prefix = prefix;
   }
 
   /** Parses {@code text}, in which {@code :name} marks a parameter. */
@@ -56,12 +63,27 @@ final class SqlTemplate {
         out.append(c);
       }
     }
-    return new SqlTemplate(out.toString(), names);
+    return new SqlTemplate(out.toString(), names, null);
   }
 
   /** The statement with positional parameters. */
   String sql() {
     return sql;
+  }
+
+  /**
+   * This statement preceded by {@code statement}, a statement without parameters that ends with
+   * {@code ;}, sent with it in one round trip (PostgreSQL's driver splits the text and pipelines
+   * both). Built once and kept for the last prefix asked for.
+   */
+  SqlTemplate after(String statement) {
+    SqlTemplate p = prefixed;
+    if (p != null && p.prefix.equals(statement)) {
+      return p;
+    }
+    p = new SqlTemplate(statement + sql, names, statement);
+    prefixed = p;
+    return p;
   }
 
   /** The parameter names in order of occurrence. */

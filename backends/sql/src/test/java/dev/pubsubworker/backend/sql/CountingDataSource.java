@@ -10,14 +10,16 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.sql.DataSource;
 
 /**
  * A {@link DataSource} in front of a real one that counts what reaches the database through it:
- * statements executed, commits, rollbacks, auto-commit switches and connections borrowed. It can
- * also run a one-shot hook (e.g. kill the session, or throw) right before the next statement.
+ * statements executed (and the query timeouts they ran with), commits, rollbacks, auto-commit
+ * switches and connections borrowed. It can also run a one-shot hook (e.g. kill the session, or
+ * throw) right before the next statement.
  */
 final class CountingDataSource {
 
@@ -42,6 +44,7 @@ final class CountingDataSource {
   private final AtomicInteger rollbacks = new AtomicInteger();
   private final AtomicInteger autoCommitSwitches = new AtomicInteger();
   private final AtomicInteger connections = new AtomicInteger();
+  private final Set<Integer> queryTimeouts = ConcurrentHashMap.newKeySet();
   private final AtomicReference<BeforeExecute> hook = new AtomicReference<>();
   private final DataSource proxy;
 
@@ -76,6 +79,12 @@ final class CountingDataSource {
     rollbacks.set(0);
     autoCommitSwitches.set(0);
     connections.set(0);
+    queryTimeouts.clear();
+  }
+
+  /** The distinct {@code getQueryTimeout()} values the executed statements had (0: none). */
+  Set<Integer> queryTimeouts() {
+    return Set.copyOf(queryTimeouts);
   }
 
   int statements() {
@@ -148,6 +157,7 @@ final class CountingDataSource {
           h.run(pooled);
         }
         statements.incrementAndGet();
+        queryTimeouts.add(statement.getQueryTimeout());
       }
       return CountingDataSource.invoke(statement, m, args);
     }

@@ -40,4 +40,18 @@ class SqlTemplateTest {
       assertThat(s.purge.names()).contains("limit", "offset");
     }
   }
+
+  @Test
+  @DisplayName("a statement put before a template keeps its parameters and is built once")
+  void a_prefixed_template_keeps_its_parameters() {
+    SqlTemplate t = SqlTemplate.parse("UPDATE t SET f = :fence WHERE k = :key");
+    String prefix = "SELECT set_config('statement_timeout', '5000', true); ";
+    SqlTemplate p = t.after(prefix);
+    assertThat(p.sql())
+        .isEqualTo(
+            "SELECT set_config('statement_timeout', '5000', true); UPDATE t SET f = ? WHERE k = ?");
+    assertThat(p.names()).containsExactly("fence", "key");
+    assertThat(t.after(prefix)).isSameAs(p);
+    assertThat(t.sql()).isEqualTo("UPDATE t SET f = ? WHERE k = ?");
+  }
 }
