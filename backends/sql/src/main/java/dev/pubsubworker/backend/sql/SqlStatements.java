@@ -484,19 +484,22 @@ final class SqlStatements {
           case MARIADB, MYSQL -> a + "claim_token REGEXP '" + TOKEN_REGEX + "'";
           case H2 -> "REGEXP_LIKE(" + a + "claim_token, '" + TOKEN_REGEX + "')";
         };
+    // The ranges test "column + 0", which no index serves: otherwise a plan made while the table
+    // was empty (PostgreSQL caches one per connection once a statement was prepared) may read the
+    // expires_at index over its whole range for every call, instead of the primary key.
     return "("
         + state
-        + " AND "
+        + " AND ("
         + a
-        + "fence BETWEEN 1 AND "
+        + "fence + 0) BETWEEN 1 AND "
         + max
-        + " AND "
+        + " AND ("
         + a
-        + "lease_expiry BETWEEN 0 AND "
+        + "lease_expiry + 0) BETWEEN 0 AND "
         + maxTime
-        + " AND "
+        + " AND ("
         + a
-        + "expires_at BETWEEN 0 AND "
+        + "expires_at + 0) BETWEEN 0 AND "
         + maxTime
         + " AND ("
         + a
