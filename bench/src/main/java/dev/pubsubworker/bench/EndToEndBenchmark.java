@@ -115,6 +115,7 @@ public final class EndToEndBenchmark {
   private final int streams;
   private final int threads;
   private boolean cpuByThread;
+  private boolean countHandOffs;
   private final String hostPort;
   private final Endpoints endpoints;
   private final String run = UUID.randomUUID().toString().substring(0, 8);
@@ -174,6 +175,13 @@ public final class EndToEndBenchmark {
     boolean cpuByThread;
 
     @Option(
+        names = "--count-hand-offs",
+        description =
+            "Count thread hand-offs (parks and monitor waits, with JFR) per message, by thread"
+                + " group; slows the run, so its rates are not comparable with a run without it.")
+    boolean countHandOffs;
+
+    @Option(
         names = "--variants",
         split = ",",
         converter = VariantConverter.class,
@@ -209,6 +217,7 @@ public final class EndToEndBenchmark {
             .build();
     EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel);
     bench.cpuByThread = cpuByThread;
+    bench.countHandOffs = o.countHandOffs;
     try {
       System.out.printf(
           Locale.ROOT,
@@ -259,11 +268,13 @@ public final class EndToEndBenchmark {
         System.gc();
         Meter meter = new Meter(count, cpuByThread);
         String storeCalls = "";
+        ParkCounter parks = countHandOffs ? ParkCounter.start() : null;
         if (v == Variant.BARE) {
           drainBare(subs.get(v), meter);
         } else {
           storeCalls = drainWorker(subs.get(v), v, suffix, meter);
         }
+        String handOffs = parks == null ? "" : ParkCounter.report(parks.stop(), count);
         subscriptions.deleteSubscription(subs.get(v));
         double rate = meter.rate();
         double cpuMicros = meter.cpuMicrosPerMessage();
@@ -276,6 +287,7 @@ public final class EndToEndBenchmark {
             cpuMicros,
             meter.otherOutcomes());
         System.out.print(storeCalls);
+        System.out.print(handOffs);
         if (cpuByThread) {
           System.out.print(meter.cpuByThread());
         }

@@ -49,6 +49,19 @@ public interface BatchLockBackend extends LockBackend {
   }
 
   /**
+   * The most round trips of one verb the guard may keep in flight once it has measured that the
+   * store serves them side by side without slowing down: the guard starts at {@link
+   * #maxConcurrentBatches()} and adapts its limit between the two from the round-trip times it sees
+   * (more in flight while round trips do not lengthen with their number, as on a pipelined
+   * connection or across a network's latency; fewer, so that callers share a batch, while they do,
+   * as when the store's commits or CPU are the bottleneck). Default {@link
+   * #maxConcurrentBatches()}: a fixed limit. At least {@link #maxConcurrentBatches()}.
+   */
+  default int maxConcurrentCalls() {
+    return maxConcurrentBatches();
+  }
+
+  /**
    * Whether an {@link IdempotencyGuard} on this backend groups concurrent calls into batches unless
    * its builder says otherwise ({@link IdempotencyGuard.Builder#batching}). Default true: a round
    * trip to a store costs far more than the hand-off between the waiting threads. A backend whose

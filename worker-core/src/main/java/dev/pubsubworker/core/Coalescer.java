@@ -18,17 +18,31 @@ import org.slf4j.LoggerFactory;
 /**
  * Group commit of one store verb: concurrent callers' requests go to the store in one round trip.
  *
- * <p>Up to {@code maxInFlight} flushes (single or batch) are in flight at once. A caller that finds
- * fewer in flight leads: it sends its own request alone, through the single verb, so a lone caller
- * pays no added latency (no timer, no batch of one), and callers on a store whose round trips
- * overlap are not held back. Callers that arrive while {@code maxInFlight} flushes are in flight
- * queue up and wait. When a flush ends and callers are queued, its leader takes what is queued as
- * one batch: up to {@code maxBatch} entries with distinct keys, oldest first (an entry whose key is
- * already in the batch stays queued for the next one), and hands the lead of it to its oldest
- * caller, which sends it through the batch verb, or through the single verb if it holds one entry;
- * otherwise the flush's slot is freed. Each queued caller waits for at most one flush to end before
- * its own is sent. Two flushes in flight at once may hold the same key (as two concurrent single
- * verbs may); one batch never does.
+ * <p>Up to a limit of flushes (single or batch) are in flight at once. A caller that finds fewer in
+ * flight leads: it sends its own request alone, through the single verb, so a lone caller pays no
+ * added latency (no timer, no batch of one), and callers on a store whose round trips overlap are
+ * not held back. Callers that arrive while {@code maxInFlight} flushes are in flight queue up and
+ * wait. When a flush ends and callers are queued, its leader takes what is queued as one batch: up
+ * to {@code maxBatch} entries with distinct keys, oldest first (an entry whose key is already in
+ * the batch stays queued for the next one), and hands the lead of it to its oldest caller, which
+ * sends it through the batch verb, or through the single verb if it holds one entry; otherwise the
+ * flush's slot is freed. Each queued caller waits for at most one flush to end before its own is
+ * sent. Two flushes in flight at once may hold the same key (as two concurrent single verbs may);
+ * one batch never does.
+ *
+ * <p>The limit adapts to the store, between {@code minInFlight} and {@code maxInFlight}, from the
+ * round-trip times of the flushes (as TCP Vegas sizes a congestion window): {@code minRtt} is the
+ * shortest flush seen lately (the store unloaded), and over each period of about {@code limit}
+ * flushes, {@code limit * (1 - minRtt / meanRtt)} estimates how many of the flushes in flight were
+ * waiting at the store rather than being served. When callers had to queue in the period and fewer
+ * than {@link #GROW_BELOW} flushes waited at the store — it serves overlapping round trips side by
+ * side (a pipelined connection, a pool, a network's latency) — the limit grows by one, so that
+ * callers send their own verb instead of waiting for a round trip to end; when more than {@link
+ * #SHRINK_ABOVE} waited — the store is the bottleneck — it shrinks by one, so that callers queue
+ * and share the next round trip, which saves the store work (a commit, a parse). The shortest round
+ * trip is taken afresh every {@link #RTT_WINDOW} flushes, so a store that became slower for good (a
+ * longer network path) is measured against its new floor. With {@code minInFlight == maxInFlight}
+ * the limit is fixed.
  *
  * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
  * exception; a round trip that fails as a whole fails every entry of the batch with a {@link
@@ -77,16 +91,41 @@ final class Coalescer<Q, R> {
   private final GuardListener.Verb verb;
   private final GuardEvents events;
 
+  /** Grow the limit when fewer flushes than this waited at the store, on average. */
+  static final double GROW_BELOW = 2.0;
+
+  /** Shrink the limit when more flushes than this waited at the store, on average. */
+  static final double SHRINK_ABOVE = 4.0;
+
+  /** How many batches in a row a thread that ended a flush sends for queued callers itself. */
+  static final int MAX_SENT_FOR_OTHERS = 2;
+
+  /** How many flushes one measure of the shortest round trip spans. */
+  static final int RTT_WINDOW = 1000;
+
   private final Object lock = new Object();
   private final ArrayDeque<Entry<Q, R>> queue = new ArrayDeque<>();
+  private final int minInFlight;
   private final int maxInFlight;
 
   /** Flushes in flight, or taken and handed to a leader not yet running; guarded by lock. */
   private int inFlight;
 
+  /** How many flushes may be in flight before callers queue; guarded by lock. */
+  private int limit;
+
+  // Round-trip statistics of the flushes, all guarded by lock.
+  private long minRtt = Long.MAX_VALUE;
+  private long windowMin = Long.MAX_VALUE;
+  private int windowFlushes;
+  private long periodRttSum;
+  private int periodFlushes;
+  private boolean queuedInPeriod;
+
   Coalescer(
       Verbs<Q, R> verbs,
       int maxBatch,
+      int minInFlight,
       int maxInFlight,
       boolean interruptible,
       BiConsumer<Q, R> onAbandoned,
@@ -95,11 +134,20 @@ final class Coalescer<Q, R> {
     if (maxBatch < 2) {
       throw new IllegalArgumentException("maxBatchSize must be at least 2, but was " + maxBatch);
     }
-    if (maxInFlight < 1) {
+    if (minInFlight < 1) {
       throw new IllegalArgumentException(
-          "maxConcurrentBatches must be at least 1, but was " + maxInFlight);
+          "maxConcurrentBatches must be at least 1, but was " + minInFlight);
     }
+    if (maxInFlight < minInFlight) {
+      throw new IllegalArgumentException(
+          "maxConcurrentCalls must be at least maxConcurrentBatches ("
+              + minInFlight
+              + "), but was "
+              + maxInFlight);
+    }
+    this.minInFlight = minInFlight;
     this.maxInFlight = maxInFlight;
+    this.limit = minInFlight;
     this.verbs = verbs;
     this.maxBatch = maxBatch;
     this.interruptible = interruptible;
@@ -133,11 +181,12 @@ final class Coalescer<Q, R> {
     Entry<Q, R> entry = new Entry<>(request);
     boolean lead;
     synchronized (lock) {
-      lead = inFlight < maxInFlight;
+      lead = inFlight < limit;
       if (lead) {
         inFlight++;
       } else {
         queue.addLast(entry);
+        queuedInPeriod = true;
       }
     }
     if (lead) {
@@ -211,6 +260,25 @@ final class Coalescer<Q, R> {
    * finds its entry either queued, or taken: in flight, or leading (then it leads).
    */
   private Entry<Q, R> takeBatch() {
+    List<Entry<Q, R>> batch = takeEntries();
+    Entry<Q, R> leader = batch.get(0);
+    leader.batch = batch;
+    leader.state.set(LEAD);
+    return leader;
+  }
+
+  /**
+   * Takes the next batch off the non-empty queue, every entry in flight: the calling thread, which
+   * has just ended a flush, sends it itself. Under the lock.
+   */
+  private List<Entry<Q, R>> takeBatchToSend() {
+    List<Entry<Q, R>> batch = takeEntries();
+    batch.get(0).state.set(IN_FLIGHT);
+    return batch;
+  }
+
+  /** The next batch's entries, off the queue; all but the first marked in flight. */
+  private List<Entry<Q, R>> takeEntries() {
     List<Entry<Q, R>> batch = new ArrayList<>();
     Set<String> keys = new HashSet<>();
     Iterator<Entry<Q, R>> it = queue.iterator();
@@ -224,29 +292,83 @@ final class Coalescer<Q, R> {
         }
       }
     }
-    Entry<Q, R> leader = batch.get(0);
-    leader.batch = batch;
-    leader.state.set(LEAD);
-    return leader;
+    return batch;
   }
 
+  /**
+   * Sends {@code batch}, then passes its slot on: to nobody when the queue is empty; else the next
+   * batch, which this thread — awake already — sends itself up to {@link #MAX_SENT_FOR_OTHERS}
+   * times in a row (a woken leader would first have to be scheduled, and that wait, on a loaded
+   * machine, is what a chain of batches otherwise pays at every link), and then hands to the oldest
+   * queued caller, so that its own caller is not held for long.
+   */
   private void flushAndHandOff(List<Entry<Q, R>> batch) {
-    try {
-      flush(batch);
-    } finally {
-      Entry<Q, R> next = null;
-      synchronized (lock) {
-        if (queue.isEmpty()) {
-          inFlight--;
-        } else {
-          // This flush's slot passes to the next batch.
-          next = takeBatch();
+    int sentForOthers = 0;
+    while (batch != null) {
+      long started = System.nanoTime();
+      boolean completed = false;
+      List<Entry<Q, R>> again = null;
+      try {
+        flush(batch);
+        completed = true;
+      } finally {
+        long rtt = System.nanoTime() - started;
+        Entry<Q, R> next = null;
+        synchronized (lock) {
+          adapt(rtt);
+          if (queue.isEmpty()) {
+            inFlight--;
+          } else if (completed && sentForOthers < MAX_SENT_FOR_OTHERS) {
+            // The slot stays with this thread, for the next batch.
+            again = takeBatchToSend();
+          } else {
+            // This flush's slot passes to the next batch's leader.
+            next = takeBatch();
+          }
+        }
+        if (next != null) {
+          LockSupport.unpark(next.caller);
         }
       }
-      if (next != null) {
-        LockSupport.unpark(next.caller);
-      }
+      batch = again;
+      sentForOthers++;
     }
+  }
+
+  /** The current limit of flushes in flight (for tests and benchmarks). */
+  int limit() {
+    synchronized (lock) {
+      return limit;
+    }
+  }
+
+  /** Takes one flush's round trip into the limit; under the lock. See the class comment. */
+  private void adapt(long rtt) {
+    if (minInFlight == maxInFlight) {
+      return;
+    }
+    rtt = Math.max(1, rtt);
+    windowMin = Math.min(windowMin, rtt);
+    minRtt = Math.min(minRtt, rtt);
+    if (++windowFlushes >= RTT_WINDOW) {
+      minRtt = windowMin;
+      windowMin = Long.MAX_VALUE;
+      windowFlushes = 0;
+    }
+    periodRttSum += rtt;
+    if (++periodFlushes < Math.max(limit, 4)) {
+      return;
+    }
+    double meanRtt = (double) periodRttSum / periodFlushes;
+    double waiting = limit * (1 - minRtt / meanRtt);
+    if (waiting < GROW_BELOW && queuedInPeriod && limit < maxInFlight) {
+      limit++;
+    } else if (waiting > SHRINK_ABOVE && limit > minInFlight) {
+      limit--;
+    }
+    periodRttSum = 0;
+    periodFlushes = 0;
+    queuedInPeriod = false;
   }
 
   private void flush(List<Entry<Q, R>> batch) {

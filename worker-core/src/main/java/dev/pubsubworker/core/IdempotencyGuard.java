@@ -61,12 +61,17 @@ import org.jspecify.annotations.Nullable;
  * <h2>Group commit</h2>
  *
  * On a {@link BatchLockBackend}, concurrent claims (and the completes of {@code lock}) share round
- * trips: a caller that finds fewer than {@link BatchLockBackend#maxConcurrentBatches()} calls of
- * that verb in flight sends its own at once through the single verb, so a lone call pays no added
- * latency; callers beyond that queue, and when a call ends the next of them sends the queue as one
- * batch (up to {@link BatchLockBackend#maxBatchSize()} entries, distinct keys). Each entry keeps
- * the single verb's semantics and the claim retry above; a round trip that fails as a whole fails
- * every entry as the single verb would. {@link Builder#batching} turns it on or off.
+ * trips: a caller that finds fewer calls of that verb in flight than the guard's limit sends its
+ * own at once through the single verb, so a lone call pays no added latency; callers beyond that
+ * queue, and when a call ends the next of them sends the queue as one batch (up to {@link
+ * BatchLockBackend#maxBatchSize()} entries, distinct keys). The limit starts at {@link
+ * BatchLockBackend#maxConcurrentBatches()} and adapts, up to {@link
+ * BatchLockBackend#maxConcurrentCalls()}, to the round-trip times the guard measures: it rises
+ * while more calls in flight do not lengthen them (the store serves them side by side, so a queued
+ * caller would only wait) and falls while they do (the store is the bottleneck, and a batch saves
+ * it work). Each entry keeps the single verb's semantics and the claim retry above; a round trip
+ * that fails as a whole fails every entry as the single verb would. {@link Builder#batching} turns
+ * it on or off.
  *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see
@@ -146,6 +151,7 @@ public final class IdempotencyGuard implements AutoCloseable {
               },
               batch.maxBatchSize(),
               batch.maxConcurrentBatches(),
+              Math.max(batch.maxConcurrentBatches(), batch.maxConcurrentCalls()),
               false,
               (r, done) -> {},
               GuardListener.Verb.COMPLETE,
@@ -179,6 +185,7 @@ public final class IdempotencyGuard implements AutoCloseable {
               },
               batch.maxBatchSize(),
               batch.maxConcurrentBatches(),
+              Math.max(batch.maxConcurrentBatches(), batch.maxConcurrentCalls()),
               true,
               (r, result) -> {
                 if (result instanceof ClaimResult.Won won) {

@@ -49,6 +49,11 @@ interface TrackedBatchVerbs extends BatchLockBackend {
   }
 
   @Override
+  default int maxConcurrentCalls() {
+    return batchDelegate().maxConcurrentCalls();
+  }
+
+  @Override
   default boolean batchingByDefault() {
     return batchDelegate().batchingByDefault();
   }

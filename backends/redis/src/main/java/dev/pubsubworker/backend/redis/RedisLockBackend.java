@@ -474,6 +474,21 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   }
 
   /**
+   * 64: every call goes over one multiplexed connection that pipelines them, so overlapping calls
+   * are served side by side, and a caller queued behind a round trip in flight would only wait;
+   * while a batch saves Redis next to nothing (one script call runs the same commands per key as
+   * the single verbs: 73 against 63 µs of server time per lock cycle, measured with {@code INFO
+   * commandstats}). With 4 in flight, the batched guard reached 0.79 of the unbatched one at 8
+   * threads on loopback and 0.86 across a network (peer benchmark); with the limit adapting from 4,
+   * 0.42 and 0.93 on a loaded machine, where every hand-off to a woken thread waits for a core. So
+   * callers batch only beyond 64 calls of a verb in flight, where they pile up.
+   */
+  @Override
+  public int maxConcurrentBatches() {
+    return 64;
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>One {@code EVALSHA} of the batch claim script (on a cluster one per slot, in parallel). An

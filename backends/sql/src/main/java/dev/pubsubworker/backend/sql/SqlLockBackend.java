@@ -246,6 +246,18 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
   }
 
   /**
+   * 8: when round trips are long for a reason other than the server's work (a network between the
+   * worker and the database), the guard lets up to 8 calls of a verb (each a connection of the
+   * pool) run side by side instead of serialising every caller behind one batch's round trip; while
+   * the server's commits or CPU are the bottleneck, round trips lengthen with their number and the
+   * guard stays at 1, sharing commits.
+   */
+  @Override
+  public int maxConcurrentCalls() {
+    return 8;
+  }
+
+  /**
    * {@inheritDoc}
    *
    * <p>The entries with a valid key (and, on PostgreSQL, a fingerprint without NUL) are written in
