@@ -111,32 +111,19 @@ final class DeadLetters {
     try {
       String id = target.publish(letter);
       RepeatLimiter.Decision d = repeats.check("dead-lettered:" + failure.errorClass());
-      String line;
-      Object[] args;
-      if (id.isEmpty()) { // kept, not published: topic() says by what and where
-        line = "message {} {}; after attempt {} kept by {}, not published{}";
-        args =
-            new Object[] {
-              message.messageId(),
-              failure.description(),
-              InboundMessages.attemptText(message),
-              target.topic(),
-              d.suppressedNote(),
-              failure.cause()
-            };
-      } else {
-        line = "message {} {}; dead-lettered after attempt {} to {} (as message {}) and acked{}";
-        args =
-            new Object[] {
-              message.messageId(),
-              failure.description(),
-              InboundMessages.attemptText(message),
-              target.topic(),
-              id,
-              d.suppressedNote(),
-              failure.cause()
-            };
-      }
+      boolean kept = id.isEmpty(); // not published: topic() says by what and where
+      String line = "message {} {}; {} after attempt {} {}{}";
+      Object[] args = {
+        message.messageId(),
+        failure.description(),
+        kept ? "kept" : "dead-lettered",
+        InboundMessages.attemptText(message),
+        kept
+            ? "by " + target.topic() + ", not published"
+            : "to " + target.topic() + " (as message " + id + ") and acked",
+        d.suppressedNote(),
+        failure.cause()
+      };
       if (d.write()) {
         log.warn(line, args);
       } else if (log.isDebugEnabled()) {

@@ -77,6 +77,15 @@ class RedriveCommandTest {
     return LockStore.of(WorkerConfig.loadFile(config, getClass().getClassLoader()));
   }
 
+  /** Claims and completes {@code key}: its effect ran. */
+  private void done(String key) {
+    try (LockStore store = store()) {
+      ClaimResult r = store.backend().claim(ClaimRequest.of(key, Duration.ofSeconds(30), "t-1"));
+      assertThat(store.backend().complete(((ClaimResult.Won) r).claim(), Duration.ofHours(1)))
+          .isTrue();
+    }
+  }
+
   private void letter(Map<String, String> attributes) {
     pubsub.publish(
         deadLetterTopic,
@@ -105,12 +114,7 @@ class RedriveCommandTest {
 
   @Test
   void redrive_runs_new_keys_acks_done_ones_as_duplicates_and_prints_the_summary() {
-    try (LockStore store = store()) {
-      ClaimResult r =
-          store.backend().claim(ClaimRequest.of("orders:po-1", Duration.ofSeconds(30), "t-1"));
-      assertThat(store.backend().complete(((ClaimResult.Won) r).claim(), Duration.ofHours(1)))
-          .isTrue();
-    }
+    done("orders:po-1");
     letter(Map.of("order_id", "po-1", "pubsub-worker-message-id", "m-1"));
     letter(Map.of("order_id", "po-2", "pubsub-worker-message-id", "m-2"));
     letter(Map.of("order_id", "po-3", "pubsub-worker-message-id", "m-3"));
@@ -184,12 +188,7 @@ class RedriveCommandTest {
 
   @Test
   void forget_asks_first_and_then_runs_done_keys_again() {
-    try (LockStore store = store()) {
-      ClaimResult r =
-          store.backend().claim(ClaimRequest.of("orders:po-1", Duration.ofSeconds(30), "t-1"));
-      assertThat(store.backend().complete(((ClaimResult.Won) r).claim(), Duration.ofHours(1)))
-          .isTrue();
-    }
+    done("orders:po-1");
     letter(Map.of("order_id", "po-1", "pubsub-worker-message-id", "m-1"));
     letter(Map.of("order_id", "po-2", "pubsub-worker-message-id", "m-2"));
 

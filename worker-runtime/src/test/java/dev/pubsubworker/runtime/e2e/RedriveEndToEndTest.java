@@ -265,19 +265,27 @@ class RedriveEndToEndTest {
     return storedKeys;
   }
 
-  @ParameterizedTest(name = "key = {0}")
-  @ValueSource(strings = {"message-id", "attribute:id"})
-  void dead_letters_are_redriven_exactly_once_as_their_subscription_would_and_nothing_is_lost(
-      String key) {
+  /** Subscription {@code test} with every order poisoned once, and what the test needs of it. */
+  private record Poisoned(
+      SubscriptionFixture fixture,
+      SubscriptionName copies,
+      Worker worker,
+      List<String> storedKeys) {}
+
+  /**
+   * Subscriptions {@code test} and {@code other} on one topic, a worker running both, and the
+   * {@link #MESSAGES} orders published: every message of {@code test} is dead-lettered after one
+   * attempt (poison), {@code other} runs them all. A second reader of the dead-letter topic, {@code
+   * copies}, keeps a copy of every letter, to publish again later.
+   */
+  private Poisoned poisoned(String key) {
     SubscriptionFixture f =
         pubsub.createSubscription(SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build());
     SubscriptionName otherSub = subscribe(f.topic(), "other");
-    // A second reader of the dead-letter topic keeps a copy of every letter, to republish later.
     SubscriptionName copies = subscribe(f.deadLetterTopic().orElseThrow(), "copies");
     Worker worker = worker(key, f, otherSub);
     worker.start();
     List<String> storedKeys = publishOrders(f.topic(), key);
-    // 1. Poison: every message of `test` is dead-lettered after one attempt; `other` runs them all.
     await()
         .atMost(WAIT)
         .until(
@@ -287,6 +295,18 @@ class RedriveEndToEndTest {
     assertThat(calls.get()).isEqualTo(MESSAGES);
     assertThat(effects).isEmpty();
     assertThat(otherEffects).hasSize(MESSAGES);
+    return new Poisoned(f, copies, worker, storedKeys);
+  }
+
+  @ParameterizedTest(name = "key = {0}")
+  @ValueSource(strings = {"message-id", "attribute:id"})
+  void dead_letters_are_redriven_exactly_once_as_their_subscription_would_and_nothing_is_lost(
+      String key) {
+    Poisoned p = poisoned(key);
+    SubscriptionFixture f = p.fixture();
+    SubscriptionName copies = p.copies();
+    Worker worker = p.worker();
+    List<String> storedKeys = p.storedKeys();
 
     // 2. A dry run: reports 20 would run, and changes nothing.
     Map<String, String> records = records(worker, storedKeys);
@@ -325,9 +345,10 @@ class RedriveEndToEndTest {
         .singleElement()
         .asString()
         .contains(
-            "kept by the redrive, which leaves it on "
+            "by the redrive, which leaves it on "
                 + f.requireDeadLetterSubscription()
                 + ", not published")
+        .contains("kept after attempt")
         .doesNotContain("acked");
 
     // 4. Fully fixed: the two that stayed are there, nothing lost, and run once.
@@ -392,20 +413,11 @@ class RedriveEndToEndTest {
   @ValueSource(strings = {"message-id", "attribute:id"})
   void republished_letters_run_again_only_where_they_failed_and_forget_reruns_done_keys(
       String key) {
-    SubscriptionFixture f =
-        pubsub.createSubscription(SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build());
-    SubscriptionName otherSub = subscribe(f.topic(), "other");
-    SubscriptionName copies = subscribe(f.deadLetterTopic().orElseThrow(), "copies");
-    Worker worker = worker(key, f, otherSub);
-    worker.start();
-    List<String> storedKeys = publishOrders(f.topic(), key);
-    await()
-        .atMost(WAIT)
-        .until(
-            () ->
-                outcomes.count(Outcome.DEAD_LETTERED) == MESSAGES
-                    && outcomes.count(Outcome.PROCESSED) == MESSAGES);
-    assertThat(otherEffects).hasSize(MESSAGES);
+    Poisoned p = poisoned(key);
+    SubscriptionFixture f = p.fixture();
+    SubscriptionName copies = p.copies();
+    Worker worker = p.worker();
+    List<String> storedKeys = p.storedKeys();
 
     // 1. A dry run of --republish publishes nothing and acks nothing.
     List<String> lines = new CopyOnWriteArrayList<>();
