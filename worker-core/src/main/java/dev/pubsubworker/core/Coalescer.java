@@ -100,6 +100,13 @@ final class Coalescer<Q, R> {
   /** How many batches in a row a thread that ended a flush sends for queued callers itself. */
   static final int MAX_SENT_FOR_OTHERS = 2;
 
+  /**
+   * A flush that took longer than this many times the shortest recent one is slow (the store is in
+   * trouble): its thread hands the next batch to a queued caller instead of sending it, so that its
+   * own caller does not wait out a second slow round trip.
+   */
+  static final long SLOW_FLUSH_FACTOR = 8;
+
   /** How many flushes one measure of the shortest round trip spans. */
   static final int RTT_WINDOW = 1000;
 
@@ -300,7 +307,9 @@ final class Coalescer<Q, R> {
    * batch, which this thread — awake already — sends itself up to {@link #MAX_SENT_FOR_OTHERS}
    * times in a row (a woken leader would first have to be scheduled, and that wait, on a loaded
    * machine, is what a chain of batches otherwise pays at every link), and then hands to the oldest
-   * queued caller, so that its own caller is not held for long.
+   * queued caller, so that its own caller is not held for long. After a flush that failed or was
+   * slow ({@link #SLOW_FLUSH_FACTOR}) it hands the next batch on at once: its own caller has waited
+   * out one bad round trip already.
    */
   private void flushAndHandOff(List<Entry<Q, R>> batch) {
     int sentForOthers = 0;
@@ -309,8 +318,7 @@ final class Coalescer<Q, R> {
       boolean completed = false;
       List<Entry<Q, R>> again = null;
       try {
-        flush(batch);
-        completed = true;
+        completed = flush(batch);
       } finally {
         long rtt = System.nanoTime() - started;
         Entry<Q, R> next = null;
@@ -318,7 +326,9 @@ final class Coalescer<Q, R> {
           adapt(rtt);
           if (queue.isEmpty()) {
             inFlight--;
-          } else if (completed && sentForOthers < MAX_SENT_FOR_OTHERS) {
+          } else if (completed
+              && sentForOthers < MAX_SENT_FOR_OTHERS
+              && rtt <= SLOW_FLUSH_FACTOR * minRtt) {
             // The slot stays with this thread, for the next batch.
             again = takeBatchToSend();
           } else {
@@ -344,9 +354,6 @@ final class Coalescer<Q, R> {
 
   /** Takes one flush's round trip into the limit; under the lock. See the class comment. */
   private void adapt(long rtt) {
-    if (minInFlight == maxInFlight) {
-      return;
-    }
     rtt = Math.max(1, rtt);
     windowMin = Math.min(windowMin, rtt);
     minRtt = Math.min(minRtt, rtt);
@@ -354,6 +361,9 @@ final class Coalescer<Q, R> {
       minRtt = windowMin;
       windowMin = Long.MAX_VALUE;
       windowFlushes = 0;
+    }
+    if (minInFlight == maxInFlight) {
+      return;
     }
     periodRttSum += rtt;
     if (++periodFlushes < Math.max(limit, 4)) {
@@ -371,18 +381,23 @@ final class Coalescer<Q, R> {
     queuedInPeriod = false;
   }
 
-  private void flush(List<Entry<Q, R>> batch) {
+  /**
+   * Sends {@code batch} and delivers every entry's result. False when the store failed (the round
+   * trip as a whole, or a lone request with a {@link LockBackendException}).
+   */
+  private boolean flush(List<Entry<Q, R>> batch) {
     if (batch.size() == 1) {
       Entry<Q, R> only = batch.get(0);
       try {
         deliver(only, verbs.single(only.request), null);
+        return true;
       } catch (RuntimeException e) {
         deliver(only, null, e);
+        return !(e instanceof LockBackendException);
       } catch (Error e) {
         deliver(only, null, new LockBackendException("store call failed", e));
         throw e;
       }
-      return;
     }
     List<Q> requests = new ArrayList<>(batch.size());
     for (Entry<Q, R> e : batch) {
@@ -408,7 +423,7 @@ final class Coalescer<Q, R> {
       if (e instanceof Error error) {
         throw error;
       }
-      return;
+      return false;
     }
     events.batch(verb, batch.size(), Duration.ofNanos(System.nanoTime() - started), true);
     for (int i = 0; i < batch.size(); i++) {
@@ -421,6 +436,7 @@ final class Coalescer<Q, R> {
         deliver(batch.get(i), r.get(), null);
       }
     }
+    return true;
   }
 
   /**
