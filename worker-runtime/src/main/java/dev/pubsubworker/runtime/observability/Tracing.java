@@ -107,12 +107,14 @@ public final class Tracing implements DispatchListener, ClientTracing, AutoClose
       };
 
   private final @Nullable OpenTelemetrySdk sdk;
+  private final @Nullable ConfigProperties settings;
   private final @Nullable ClientProcessSpans client;
   private final Tracer tracer;
   private final String projectId;
 
-  private Tracing(@Nullable OpenTelemetrySdk sdk, String projectId) {
-    this.sdk = sdk;
+  private Tracing(@Nullable Built built, String projectId) {
+    this.sdk = built == null ? null : built.sdk();
+    this.settings = built == null ? null : built.settings();
     this.client = sdk == null ? null : new ClientProcessSpans(sdk);
     this.tracer = (sdk == null ? OpenTelemetry.noop() : sdk).getTracer(INSTRUMENTATION);
     this.projectId = projectId;
@@ -161,7 +163,16 @@ public final class Tracing implements DispatchListener, ClientTracing, AutoClose
     return forTest(config, projectId, Map.of(), exporter);
   }
 
-  private static OpenTelemetrySdk autoconfigure(
+  /** An autoconfigured SDK and the properties it was built from. */
+  private record Built(OpenTelemetrySdk sdk, @Nullable ConfigProperties settings) {}
+
+  /** The {@code otel.*} properties the SDK was built from (all sources merged); null when off. */
+  @Nullable
+  ConfigProperties settings() {
+    return settings;
+  }
+
+  private static Built autoconfigure(
       TracingConfig config, Map<String, String> properties, @Nullable SpanExporter exporter) {
     AtomicReference<ConfigProperties> resolved = new AtomicReference<>();
     OpenTelemetrySdk sdk =
@@ -193,7 +204,7 @@ public final class Tracing implements DispatchListener, ClientTracing, AutoClose
           Optional.ofNullable(c.getString("otel.service.name"))
               .orElseGet(() -> c.getMap("otel.resource.attributes").get("service.name")));
     }
-    return sdk;
+    return new Built(sdk, c);
   }
 
   /**
