@@ -8,7 +8,10 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.cloud.pubsub.v1.Publisher;
 import com.google.protobuf.ByteString;
 import com.google.pubsub.v1.PubsubMessage;
+import com.google.pubsub.v1.ReceivedMessage;
+import com.google.pubsub.v1.SubscriptionName;
 import dev.pubsubworker.api.MessageHandler;
+import dev.pubsubworker.api.PoisonMessageException;
 import dev.pubsubworker.runtime.config.TracingConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
 import dev.pubsubworker.runtime.worker.Worker;
@@ -249,6 +252,59 @@ class TracingEndToEndTest {
         .isEqualTo("projects/test-project/traces/" + traceId);
     assertThat(shipping.get(MdcKeys.SPAN_ID).asText()).isEqualTo(handle.getSpanId());
     assertThat(shipping.get(MdcKeys.TRACE_SAMPLED).asBoolean()).isTrue();
+  }
+
+  @Test
+  void a_dead_letter_is_published_under_the_deliverys_trace() throws Exception {
+    InMemorySpanExporter exporter = InMemorySpanExporter.create();
+    String traceId = UUID.randomUUID().toString().replace("-", "");
+    List<SpanData> spans;
+    PubsubMessage letter;
+    try (Tracing tracing = Tracing.forExporter(TracingConfig.off(), "test-project", exporter);
+        EmulatorWorkers w =
+            new EmulatorWorkers(SubscriptionSpec.newBuilder().setDeadLetterPolicy(5).build())) {
+      Worker worker =
+          w.create(
+              w.config("", ""),
+              (message, context) -> {
+                throw new PoisonMessageException("cannot be parsed");
+              },
+              id -> List.of(tracing.guardListener()),
+              List.of(tracing));
+      worker.start();
+      w.publish("{}", Map.of("googclient_traceparent", "00-" + traceId + "-00f067aa0ba902b7-01"));
+      List<ReceivedMessage> got = new ArrayList<>();
+      SubscriptionName dead = w.fixture.requireDeadLetterSubscription();
+      await()
+          .atMost(WAIT)
+          .until(
+              () -> {
+                List<ReceivedMessage> batch = w.pubsub.pull(dead, 10, Duration.ofSeconds(2));
+                got.addAll(batch);
+                w.pubsub.acknowledge(dead, batch.stream().map(ReceivedMessage::getAckId).toList());
+                return !got.isEmpty();
+              });
+      letter = got.get(0).getMessage();
+      await()
+          .atMost(WAIT)
+          .until(
+              () ->
+                  processSpans(exporter).stream()
+                      .anyMatch(s -> "dead-lettered".equals(s.getAttributes().get(OUTCOME))));
+      worker.stop();
+      spans = List.copyOf(exporter.getFinishedSpanItems());
+    }
+
+    SpanData process = processSpans(spans).get(0);
+    assertThat(process.getTraceId()).isEqualTo(traceId);
+    SpanData create =
+        spans.stream().filter(s -> s.getName().endsWith(" create")).findFirst().orElseThrow();
+    assertThat(create.getInstrumentationScopeInfo().getName()).isEqualTo(CLIENT_SCOPE);
+    assertThat(create.getTraceId()).isEqualTo(traceId);
+    assertThat(create.getParentSpanId()).isEqualTo(process.getSpanId());
+    // The letter carries the dead-letter publish's context, so a redrive continues the trace.
+    assertThat(letter.getAttributesOrThrow("googclient_traceparent"))
+        .isEqualTo("00-" + traceId + "-" + create.getSpanId() + "-01");
   }
 
   private static SpanData parentOf(List<SpanData> spans, SpanData child) {
