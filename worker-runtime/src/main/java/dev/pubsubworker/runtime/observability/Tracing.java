@@ -90,7 +90,8 @@ public final class Tracing implements DispatchListener, ClientTracing, AutoClose
   private static final Map<String, String> DEFAULTS =
       Map.of(
           "otel.traces.exporter", "otlp",
-          "otel.exporter.otlp.traces.protocol", "http/protobuf",
+          // The generic key: OTEL_EXPORTER_OTLP_PROTOCOL and its _TRACES_ form both override it.
+          "otel.exporter.otlp.protocol", "http/protobuf",
           "otel.metrics.exporter", "none",
           "otel.logs.exporter", "none");
 
@@ -219,7 +220,9 @@ public final class Tracing implements DispatchListener, ClientTracing, AutoClose
     }
     if (c.getString("otel.traces.sampler") == null) {
       p.put("otel.traces.sampler", "parentbased_traceidratio");
-      p.put("otel.traces.sampler.arg", Double.toString(config.sampleRatio()));
+      if (c.getString("otel.traces.sampler.arg") == null) {
+        p.put("otel.traces.sampler.arg", Double.toString(config.sampleRatio()));
+      }
     }
     if (c.getString("otel.service.name") == null
         && !c.getMap("otel.resource.attributes").containsKey("service.name")) {

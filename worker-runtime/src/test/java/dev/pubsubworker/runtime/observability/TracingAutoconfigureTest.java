@@ -87,6 +87,24 @@ class TracingAutoconfigureTest {
   }
 
   @Test
+  void otel_sampler_arg_alone_sets_the_ratio_and_an_otel_protocol_wins_over_the_default() {
+    try (Tracing tracing =
+        Tracing.forTest(
+            SETTINGS,
+            "p",
+            Map.of(
+                "otel.traces.sampler.arg", "0.25",
+                "otel.exporter.otlp.protocol", "grpc",
+                "otel.exporter.otlp.traces.protocol", "http/json"),
+            null)) {
+      ConfigProperties c = tracing.settings();
+      assertThat(c.getString("otel.traces.sampler")).isEqualTo("parentbased_traceidratio");
+      assertThat(c.getDouble("otel.traces.sampler.arg")).isEqualTo(0.25);
+      assertThat(c.getString("otel.exporter.otlp.traces.protocol")).isEqualTo("http/json");
+    }
+  }
+
+  @Test
   void sample_ratio_is_parent_based_a_sampled_publisher_is_kept() {
     TracingConfig never =
         new TracingConfig(SETTINGS.exporter(), SETTINGS.otlpEndpoint(), 0.0, "orders-worker");
@@ -141,7 +159,7 @@ class TracingAutoconfigureTest {
     try (Tracing tracing = Tracing.create(SETTINGS, "test-project")) {
       assertThat(tracing.clientOpenTelemetry()).isPresent();
       assertThat(tracing.settings().getString("otel.traces.exporter")).isEqualTo("otlp");
-      assertThat(tracing.settings().getString("otel.exporter.otlp.traces.protocol"))
+      assertThat(tracing.settings().getString("otel.exporter.otlp.protocol"))
           .isEqualTo("http/protobuf");
     }
   }
