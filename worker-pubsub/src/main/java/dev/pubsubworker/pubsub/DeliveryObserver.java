@@ -3,9 +3,10 @@ package dev.pubsubworker.pubsub;
 /**
  * Follows one delivery from receipt to settlement, for tracing: what {@link
  * ReceiverListener#deliveryStarted} returns. The receiver calls {@link #activate} on each thread
- * that works on the delivery, reports the key, the fence and the handler's run, and ends with
- * exactly one {@link #settled}. Every method has a no-op default; implementations must be fast and
- * must not throw (an exception is logged and ignored, never changing how the delivery is settled).
+ * that works on the delivery, reports the key, the fence and the handler's run, announces the
+ * outcome it is about to ack or nack the message with ({@link #settling}), and ends with exactly
+ * one {@link #settled}. Every method has a no-op default; implementations must be fast and must not
+ * throw (an exception is logged and ignored, never changing how the delivery is settled).
  */
 public interface DeliveryObserver {
 
@@ -48,6 +49,13 @@ public interface DeliveryObserver {
 
   /** The handler threw {@code error} (called before its scope closes). */
   default void handlerFailed(Throwable error) {}
+
+  /**
+   * The delivery is about to be acked or nacked with {@code outcome}, on the settling thread (for a
+   * tracer that records the outcome on a span the client library ends at the ack or nack). Not
+   * called when the stop nacked the delivery first; {@link #settled} follows either way.
+   */
+  default void settling(Outcome outcome) {}
 
   /**
    * The delivery was settled with {@code outcome}: the last call. A delivery abandoned at the stop

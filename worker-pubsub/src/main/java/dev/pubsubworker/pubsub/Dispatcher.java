@@ -176,6 +176,9 @@ final class Dispatcher {
     KeyLines l = lines;
     Optional<Duration> waited = l == null ? Optional.empty() : l.waited(d);
     Outcome reported = waited.isPresent() ? outcome.afterWaiting() : outcome;
+    if (!d.isSettled()) {
+      d.observer().settling(reported);
+    }
     boolean settled = d.settle(reported);
     if (settled) {
       listener.settled(subscription, reported, took);

@@ -115,6 +115,11 @@ final class Listeners implements ReceiverListener {
     }
 
     @Override
+    public void settling(Outcome outcome) {
+      eachObserver(o -> o.settling(outcome));
+    }
+
+    @Override
     public void settled(Outcome outcome) {
       eachObserver(o -> o.settled(outcome));
     }

@@ -7,10 +7,10 @@ import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.pubsub.DeliveryObserver;
 import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.config.TracingConfig;
+import dev.pubsubworker.runtime.pubsub.ClientTracing;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.api.trace.SpanKind;
@@ -19,46 +19,64 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapGetter;
-import io.opentelemetry.exporter.otlp.http.trace.OtlpHttpSpanExporter;
 import io.opentelemetry.sdk.OpenTelemetrySdk;
-import io.opentelemetry.sdk.resources.Resource;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
-import io.opentelemetry.sdk.trace.SpanProcessor;
-import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
+import io.opentelemetry.sdk.autoconfigure.AutoConfiguredOpenTelemetrySdk;
+import io.opentelemetry.sdk.autoconfigure.spi.ConfigProperties;
 import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
-import io.opentelemetry.sdk.trace.samplers.Sampler;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import javax.annotation.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * OpenTelemetry tracing of deliveries: for each message a {@code "<subscription> process"} span
- * (kind CONSUMER) that continues the publisher's trace, with child spans for the lock-store verbs
- * the guard calls on the delivery's thread ({@code claim}, {@code complete}, {@code release}) and
- * for the handler ({@code handle}). While a delivery is current on a thread, the MDC carries its
- * trace and span ids under the names Cloud Logging links ({@link MdcKeys#TRACE}, {@link
- * MdcKeys#SPAN_ID}, {@link MdcKeys#TRACE_SAMPLED}).
+ * OpenTelemetry tracing of deliveries, through the google-cloud-pubsub client's own tracing. With
+ * tracing on, the worker's subscribers (and dead-letter publishers) are built with the client's
+ * OpenTelemetry tracing enabled ({@link ClientTracing}): per message the client starts a {@code
+ * "<subscription> subscribe"} span (kind CONSUMER, continuing the publisher's {@code
+ * googclient_traceparent}; attributes {@code messaging.destination.name}, {@code
+ * messaging.message.id}, ordering key, delivery attempt, ...) and, on the handler thread, its
+ * {@code "<subscription> process"} child, which it ends at the ack or nack. The worker adds no span
+ * of its own for the delivery; its spans are children of the client's process span: the lock-store
+ * verbs the guard calls while the delivery is current ({@code claim}, {@code complete}, {@code
+ * release}, ...) and the handler ({@code handle}), on whichever thread they run. On the client's
+ * process span the worker sets {@code pubsub_worker.key.sha256} (the first 32 hex digits of the
+ * stored key's SHA-256, never the key), {@code pubsub_worker.fence} and {@code
+ * pubsub_worker.outcome}, and status ERROR when the delivery is nacked. While a delivery is current
+ * on a thread, the MDC carries its trace and span ids under the names Cloud Logging links ({@link
+ * MdcKeys#TRACE}, {@link MdcKeys#SPAN_ID}, {@link MdcKeys#TRACE_SAMPLED}): the client's trace,
+ * which is the publisher's.
  *
- * <p>The publisher's context is read from the message's {@code googclient_traceparent} and {@code
- * googclient_tracestate} attributes (what google-cloud-pubsub's publisher writes with OpenTelemetry
- * tracing on), or else from plain {@code traceparent}/{@code tracestate} attributes. Attributes of
- * the process span: {@code messaging.system}, {@code messaging.destination.name} (the subscription
- * id), {@code messaging.message.id}, {@code messaging.gcp_pubsub.message.delivery_attempt}, {@code
- * messaging.gcp_pubsub.message.ordering_key} when set, {@code pubsub_worker.key.sha256} (the first
- * 32 hex digits of the stored key's SHA-256, never the key), {@code pubsub_worker.fence} and {@code
- * pubsub_worker.outcome}; its status is ERROR when the delivery was nacked.
+ * <p>The SDK is built by OpenTelemetry's autoconfiguration, so every {@code OTEL_*} environment
+ * variable and {@code otel.*} system property applies (exporter, endpoint, headers, protocol,
+ * sampler, resource attributes, service name, batch settings, ...). Precedence, highest first: an
+ * {@code OTEL_*} variable or {@code otel.*} system property; the worker's {@code
+ * observability.tracing} settings ({@code otlp-endpoint} unless {@code OTEL_EXPORTER_OTLP_ENDPOINT}
+ * or {@code OTEL_EXPORTER_OTLP_TRACES_ENDPOINT} is set, {@code sample-ratio} as a parent-based
+ * ratio sampler unless {@code OTEL_TRACES_SAMPLER} is set, {@code service-name} unless {@code
+ * OTEL_SERVICE_NAME} or a {@code service.name} in {@code OTEL_RESOURCE_ATTRIBUTES} is set); then
+ * the worker's defaults: traces exported over OTLP HTTP/protobuf (the only protocol bundled),
+ * metrics and logs exporters {@code none}.
  *
- * <p>With the exporter {@code none} no span is recorded or exported, but a message that carries a
- * trace context still puts its trace id in the log lines. Thread-safe; {@link #close} flushes and
- * stops the exporter.
+ * <p>With the exporter {@code none} tracing is off whatever {@code OTEL_*} says: no SDK is built,
+ * no exporter thread starts, the client's tracing stays off, and no span is recorded; a message
+ * that carries a trace context ({@code googclient_traceparent}, or else plain {@code traceparent})
+ * still puts its trace id in the log lines. Thread-safe; {@link #close} flushes and stops the
+ * exporter.
  */
 @InternalApi("the spans behind Observability")
-public final class Tracing implements DispatchListener, AutoCloseable {
+public final class Tracing implements DispatchListener, ClientTracing, AutoCloseable {
 
+  private static final Logger log = LoggerFactory.getLogger(Tracing.class);
   private static final String INSTRUMENTATION = "dev.pubsubworker.runtime";
   private static final String CLIENT_PREFIX = "googclient_";
   private static final AttributeKey<String> KEY_HASH =
@@ -67,6 +85,15 @@ public final class Tracing implements DispatchListener, AutoCloseable {
   private static final AttributeKey<String> OUTCOME =
       AttributeKey.stringKey("pubsub_worker.outcome");
   private static final AttributeKey<String> VERB = AttributeKey.stringKey("pubsub_worker.verb");
+
+  /** The worker's defaults, below its settings and every {@code OTEL_*}/{@code otel.*}. */
+  private static final Map<String, String> DEFAULTS =
+      Map.of(
+          "otel.traces.exporter", "otlp",
+          // The generic key: OTEL_EXPORTER_OTLP_PROTOCOL and its _TRACES_ form both override it.
+          "otel.exporter.otlp.protocol", "http/protobuf",
+          "otel.metrics.exporter", "none",
+          "otel.logs.exporter", "none");
 
   private static final TextMapGetter<PubsubMessage> ATTRIBUTES =
       new TextMapGetter<>() {
@@ -80,79 +107,153 @@ public final class Tracing implements DispatchListener, AutoCloseable {
         }
       };
 
-  private final SdkTracerProvider provider;
+  private final @Nullable OpenTelemetrySdk sdk;
+  private final @Nullable ConfigProperties settings;
+  private final @Nullable ClientProcessSpans client;
   private final Tracer tracer;
   private final String projectId;
 
-  private Tracing(OpenTelemetry openTelemetry, SdkTracerProvider provider, String projectId) {
-    this.provider = provider;
-    this.tracer = openTelemetry.getTracer(INSTRUMENTATION);
+  private Tracing(@Nullable Built built, String projectId) {
+    this.sdk = built == null ? null : built.sdk();
+    this.settings = built == null ? null : built.settings();
+    this.client = sdk == null ? null : new ClientProcessSpans(sdk);
+    this.tracer = (sdk == null ? OpenTelemetry.noop() : sdk).getTracer(INSTRUMENTATION);
     this.projectId = projectId;
   }
 
   /**
-   * Tracing as configured: nothing exported with {@link TracingConfig.Exporter#NONE}, a batching
-   * OTLP/HTTP exporter with {@link TracingConfig.Exporter#OTLP} (nothing is sent until a span ends;
-   * an unreachable endpoint costs dropped spans and a log line from the exporter, never a
-   * delivery).
+   * Tracing as configured: off with {@link TracingConfig.Exporter#NONE}; with {@link
+   * TracingConfig.Exporter#OTLP} an SDK built by autoconfiguration from the {@code OTEL_*}
+   * environment and {@code otel.*} system properties over {@code config} (see the class
+   * documentation), by default a batching OTLP/HTTP exporter (nothing is sent until a span ends; an
+   * unreachable endpoint costs dropped spans and a log line from the exporter, never a delivery).
    *
    * @param projectId the Google Cloud project, for the log lines' trace field
+   * @throws io.opentelemetry.sdk.autoconfigure.spi.ConfigurationException if an {@code OTEL_*}
+   *     setting is invalid (an unknown exporter or sampler, a malformed endpoint, ...)
    */
   public static Tracing create(TracingConfig config, String projectId) {
     if (config.exporter() == TracingConfig.Exporter.NONE) {
-      return new Tracing(OpenTelemetry.noop(), null, projectId);
+      return new Tracing(null, projectId);
     }
-    SpanExporter exporter =
-        OtlpHttpSpanExporter.builder().setEndpoint(config.otlpEndpoint().toString()).build();
-    return withProcessor(config, projectId, BatchSpanProcessor.builder(exporter).build());
+    return new Tracing(autoconfigure(config, Map.of(), null), projectId);
   }
 
   /**
-   * Tracing that hands every ended span to {@code exporter} at once (no batching): for tests, with
-   * an in-memory exporter.
+   * Tracing on whatever {@code config.exporter()} says, built like {@link #create} with {@code
+   * properties} as if they were {@code otel.*} system properties below the real ones (for tests:
+   * the process environment cannot be set), and every ended span also handed to {@code exporter} at
+   * once (no batching), when not null. {@code otel.traces.exporter} defaults to {@code none} here.
+   */
+  public static Tracing forTest(
+      TracingConfig config,
+      String projectId,
+      Map<String, String> properties,
+      @Nullable SpanExporter exporter) {
+    Map<String, String> p = new HashMap<>();
+    p.put("otel.traces.exporter", "none");
+    p.putAll(properties);
+    return new Tracing(autoconfigure(config, p, exporter), projectId);
+  }
+
+  /**
+   * Tracing that hands every ended span to {@code exporter} at once (no batching), whatever {@code
+   * config.exporter()} says: for tests, with an in-memory exporter.
    */
   public static Tracing forExporter(TracingConfig config, String projectId, SpanExporter exporter) {
-    return withProcessor(config, projectId, SimpleSpanProcessor.create(exporter));
+    return forTest(config, projectId, Map.of(), exporter);
   }
 
-  private static Tracing withProcessor(
-      TracingConfig config, String projectId, SpanProcessor processor) {
-    SdkTracerProvider provider =
-        SdkTracerProvider.builder()
-            .setResource(
-                Resource.getDefault()
-                    .merge(
-                        Resource.create(
-                            Attributes.of(
-                                AttributeKey.stringKey("service.name"), config.serviceName()))))
-            .setSampler(Sampler.parentBased(Sampler.traceIdRatioBased(config.sampleRatio())))
-            .addSpanProcessor(processor)
-            .build();
-    OpenTelemetry otel = OpenTelemetrySdk.builder().setTracerProvider(provider).build();
-    return new Tracing(otel, provider, projectId);
+  /** An autoconfigured SDK and the properties it was built from. */
+  private record Built(OpenTelemetrySdk sdk, @Nullable ConfigProperties settings) {}
+
+  /** The {@code otel.*} properties the SDK was built from (all sources merged); null when off. */
+  @Nullable
+  ConfigProperties settings() {
+    return settings;
   }
 
+  private static Built autoconfigure(
+      TracingConfig config, Map<String, String> properties, @Nullable SpanExporter exporter) {
+    AtomicReference<ConfigProperties> resolved = new AtomicReference<>();
+    OpenTelemetrySdk sdk =
+        AutoConfiguredOpenTelemetrySdk.builder()
+            .addPropertiesSupplier(() -> DEFAULTS)
+            .addPropertiesSupplier(() -> properties)
+            .addPropertiesCustomizer(c -> fromSettings(config, c))
+            .addTracerProviderCustomizer(
+                (b, c) -> {
+                  resolved.set(c);
+                  return exporter == null
+                      ? b
+                      : b.addSpanProcessor(SimpleSpanProcessor.create(exporter));
+                })
+            .disableShutdownHook()
+            .build()
+            .getOpenTelemetrySdk();
+    ConfigProperties c = resolved.get();
+    if (c != null) {
+      log.info(
+          "tracing on: traces exporter {} ({}), sampler {}{}, service.name {}",
+          c.getString("otel.traces.exporter"),
+          Optional.ofNullable(c.getString("otel.exporter.otlp.traces.endpoint"))
+              .orElseGet(() -> c.getString("otel.exporter.otlp.endpoint")),
+          c.getString("otel.traces.sampler"),
+          c.getString("otel.traces.sampler.arg") == null
+              ? ""
+              : " " + c.getString("otel.traces.sampler.arg"),
+          Optional.ofNullable(c.getString("otel.service.name"))
+              .orElseGet(() -> c.getMap("otel.resource.attributes").get("service.name")));
+    }
+    return new Built(sdk, c);
+  }
+
+  /**
+   * The worker's settings as {@code otel.*} properties, each only where no {@code OTEL_*} variable
+   * or {@code otel.*} property said otherwise.
+   */
+  static Map<String, String> fromSettings(TracingConfig config, ConfigProperties c) {
+    Map<String, String> p = new HashMap<>();
+    if (c.getString("otel.exporter.otlp.traces.endpoint") == null
+        && c.getString("otel.exporter.otlp.endpoint") == null) {
+      p.put("otel.exporter.otlp.traces.endpoint", config.otlpEndpoint().toString());
+    }
+    if (c.getString("otel.traces.sampler") == null) {
+      p.put("otel.traces.sampler", "parentbased_traceidratio");
+      if (c.getString("otel.traces.sampler.arg") == null) {
+        p.put("otel.traces.sampler.arg", Double.toString(config.sampleRatio()));
+      }
+    }
+    if (c.getString("otel.service.name") == null
+        && !c.getMap("otel.resource.attributes").containsKey("service.name")) {
+      p.put("otel.service.name", config.serviceName());
+    }
+    return p;
+  }
+
+  /** The OpenTelemetry the client library traces with; empty when tracing is off. */
+  @Override
+  public Optional<OpenTelemetry> clientOpenTelemetry() {
+    return Optional.ofNullable(client);
+  }
+
+  /**
+   * The delivery's parent: the client's process span, started on this thread just before it called
+   * the receiver; or else (tracing off, or a receiver not called by the client) the publisher's
+   * context read from the message's attributes.
+   */
   @Override
   public DeliveryObserver deliveryStarted(String subscription, PubsubMessage message) {
-    Context parent =
-        W3CTraceContextPropagator.getInstance().extract(Context.root(), message, ATTRIBUTES);
-    var builder =
-        tracer
-            .spanBuilder(subscription + " process")
-            .setParent(parent)
-            .setSpanKind(SpanKind.CONSUMER)
-            .setAttribute("messaging.system", "gcp_pubsub")
-            .setAttribute("messaging.operation.type", "process")
-            .setAttribute("messaging.destination.name", subscription)
-            .setAttribute("messaging.message.id", message.getMessageId());
-    if (!message.getOrderingKey().isEmpty()) {
-      builder.setAttribute("messaging.gcp_pubsub.message.ordering_key", message.getOrderingKey());
+    Span parent = client == null ? null : client.takeProcessSpan();
+    if (parent == null) {
+      parent =
+          Span.fromContext(
+              W3CTraceContextPropagator.getInstance().extract(Context.root(), message, ATTRIBUTES));
     }
-    Span span = builder.startSpan();
-    if (!span.getSpanContext().isValid()) {
+    if (!parent.getSpanContext().isValid()) {
       return DeliveryObserver.NONE;
     }
-    return new TracedDelivery(span);
+    return new TracedDelivery(parent);
   }
 
   /**
@@ -188,9 +289,9 @@ public final class Tracing implements DispatchListener, AutoCloseable {
 
   @Override
   public void close() {
-    if (provider != null) {
-      provider.forceFlush().join(5, TimeUnit.SECONDS);
-      provider.shutdown().join(5, TimeUnit.SECONDS);
+    if (sdk != null) {
+      sdk.getSdkTracerProvider().forceFlush().join(5, TimeUnit.SECONDS);
+      sdk.shutdown().join(5, TimeUnit.SECONDS);
     }
   }
 
@@ -198,7 +299,7 @@ public final class Tracing implements DispatchListener, AutoCloseable {
     return "projects/" + projectId + "/traces/" + context.getTraceId();
   }
 
-  /** One delivery's span, made current on each thread that works on it. */
+  /** One delivery's parent span (the client's), made current on each thread that works on it. */
   private final class TracedDelivery implements DeliveryObserver {
     private final Span span;
     private volatile Span handler;
@@ -226,7 +327,9 @@ public final class Tracing implements DispatchListener, AutoCloseable {
 
     @Override
     public void fenced(long fence) {
-      span.setAttribute(FENCE, fence);
+      if (span.isRecording()) {
+        span.setAttribute(FENCE, fence);
+      }
     }
 
     @Override
@@ -249,13 +352,15 @@ public final class Tracing implements DispatchListener, AutoCloseable {
       }
     }
 
+    /** Before the ack or nack, at which the client ends its process span. */
     @Override
-    public void settled(Outcome outcome) {
-      span.setAttribute(OUTCOME, outcome.name().toLowerCase(Locale.ROOT).replace('_', '-'));
-      if (!outcome.acked()) {
-        span.setStatus(StatusCode.ERROR, "nacked");
+    public void settling(Outcome outcome) {
+      if (span.isRecording()) {
+        span.setAttribute(OUTCOME, outcome.name().toLowerCase(Locale.ROOT).replace('_', '-'));
+        if (!outcome.acked()) {
+          span.setStatus(StatusCode.ERROR, "nacked");
+        }
       }
-      span.end();
     }
 
     private DeliveryObserver.Scope current(Span s) {

@@ -6,10 +6,12 @@ import com.google.pubsub.v1.PubsubMessage;
 import com.google.pubsub.v1.TopicName;
 import dev.pubsubworker.core.DurationText;
 import dev.pubsubworker.pubsub.DeadLetterPublisher;
+import io.opentelemetry.api.OpenTelemetry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
@@ -38,9 +40,14 @@ final class DeadLetterPublishers {
   private final Map<String, DeadLetterPublisher> letters = new ConcurrentHashMap<>();
   private volatile boolean shutDown;
 
-  /** Publishers on {@code connection}. */
-  DeadLetterPublishers(PubSubConnection connection) {
-    this(topic -> create(connection, topic));
+  /**
+   * Publishers on {@code connection}; with {@code clientTracing} present, the client's publish
+   * tracing is on: a dead letter published while a delivery is current (its handler thread) gets a
+   * {@code "<topic> create"} span under that delivery's trace, and carries it on as its {@code
+   * googclient_traceparent}.
+   */
+  DeadLetterPublishers(PubSubConnection connection, Optional<OpenTelemetry> clientTracing) {
+    this(topic -> create(connection, topic, clientTracing));
   }
 
   /** Publishers made by {@code factory} (topic path to a started publisher). */
@@ -48,7 +55,8 @@ final class DeadLetterPublishers {
     this.factory = factory;
   }
 
-  private static Publisher create(PubSubConnection connection, String topic) {
+  private static Publisher create(
+      PubSubConnection connection, String topic, Optional<OpenTelemetry> clientTracing) {
     RetrySettings retries =
         RetrySettings.newBuilder()
             .setTotalTimeoutDuration(PUBLISH_TIMEOUT)
@@ -60,11 +68,13 @@ final class DeadLetterPublishers {
             .setMaxRpcTimeoutDuration(PUBLISH_TIMEOUT)
             .build();
     try {
-      return connection
-          .publisher(TopicName.parse(topic))
-          .setEnableMessageOrdering(true)
-          .setRetrySettings(retries)
-          .build();
+      Publisher.Builder b =
+          connection
+              .publisher(TopicName.parse(topic))
+              .setEnableMessageOrdering(true)
+              .setRetrySettings(retries);
+      clientTracing.ifPresent(otel -> b.setOpenTelemetry(otel).setEnableOpenTelemetryTracing(true));
+      return b.build();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create a publisher for " + topic, e);
     }

@@ -12,7 +12,9 @@ import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
 import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -47,6 +49,7 @@ final class SubscriptionRunner {
       GuardedReceiver receiver,
       HandlerPools handlerThreads,
       PubSubConnection connection,
+      Optional<OpenTelemetry> clientTracing,
       Duration shutdownTimeout,
       Consumer<Throwable> onFailure) {
     this(
@@ -56,6 +59,7 @@ final class SubscriptionRunner {
         receiver.asMessageReceiver(),
         handlerThreads,
         connection,
+        clientTracing,
         shutdownTimeout,
         onFailure);
   }
@@ -63,7 +67,10 @@ final class SubscriptionRunner {
   /**
    * A runner of {@code facts.path()} feeding {@code receiver} (with exactly-once delivery) or
    * {@code plain} (without): the subscription's own, or its redrive subscription's ({@link
-   * RedriveReceiver}), with {@code config}'s client settings either way.
+   * RedriveReceiver}), with {@code config}'s client settings either way. With {@code clientTracing}
+   * present, the client's own OpenTelemetry tracing is on: it starts a {@code "<subscription>
+   * subscribe"} span per message (continuing the publisher's {@code googclient_traceparent}) and a
+   * {@code "<subscription> process"} child on the handler thread just before it calls the receiver.
    */
   SubscriptionRunner(
       SubscriptionConfig config,
@@ -72,6 +79,7 @@ final class SubscriptionRunner {
       MessageReceiver plain,
       HandlerPools handlerThreads,
       PubSubConnection connection,
+      Optional<OpenTelemetry> clientTracing,
       Duration shutdownTimeout,
       Consumer<Throwable> onFailure) {
     this.config = config;
@@ -98,6 +106,7 @@ final class SubscriptionRunner {
                 .setTimeout(shutdownTimeout)
                 .build())
         .setCredentialsProvider(connection.credentialsProvider());
+    clientTracing.ifPresent(otel -> b.setOpenTelemetry(otel).setEnableOpenTelemetryTracing(true));
     AckDeadlines.apply(b, config, facts.exactlyOnce());
     b.setChannelProvider(connection.subscriberChannelProvider());
     this.subscriber = b.build();

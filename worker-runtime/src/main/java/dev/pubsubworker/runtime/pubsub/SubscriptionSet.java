@@ -9,6 +9,7 @@ import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.pubsub.TerminalFailures;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import dev.pubsubworker.runtime.config.WorkerConfig;
+import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -163,7 +164,8 @@ public final class SubscriptionSet {
               }
               return found;
             });
-    DeadLetterPublishers publishers = new DeadLetterPublishers(connection);
+    Optional<OpenTelemetry> clientTracing = ClientTracing.find(listeners);
+    DeadLetterPublishers publishers = new DeadLetterPublishers(connection, clientTracing);
     List<SubscriptionRunner> runners = new ArrayList<>();
     List<GuardedReceiver> receivers = new ArrayList<>();
     // Parked deliveries' retries: this thread only hands them to the subscription's handler
@@ -199,7 +201,14 @@ public final class SubscriptionSet {
       receivers.add(receiver);
       runners.add(
           new SubscriptionRunner(
-              s, facts.get(i), receiver, handlerThreads, connection, shutdownTimeout, onFailure));
+              s,
+              facts.get(i),
+              receiver,
+              handlerThreads,
+              connection,
+              clientTracing,
+              shutdownTimeout,
+              onFailure));
       SubscriptionFacts r = redriveFacts.get(s.id());
       if (r != null) {
         RedriveReceiver redrive =
@@ -213,6 +222,7 @@ public final class SubscriptionSet {
                 redrive.asMessageReceiver(),
                 new HandlerPools(s.client().executorThreads(), "handler-" + s.id() + "-redrive-"),
                 connection,
+                clientTracing,
                 shutdownTimeout,
                 onFailure));
       }
