@@ -181,7 +181,8 @@ class ContainerImageTest {
                 appPom,
                 XPathConstants.NODE);
     assertThat(unpack).isNotNull();
-    assertThat(text(unpack, "configuration/includeArtifactIds")).isEqualTo("plugin-orders-example");
+    assertThat(text(unpack, "configuration/includeArtifactIds"))
+        .isEqualTo("pubsub-worker-plugin-orders-example");
     assertThat(text(unpack, "configuration/excludes")).isEqualTo("META-INF/services/**");
     String unpacked = text(unpack, "configuration/outputDirectory");
     String into =
@@ -191,7 +192,7 @@ class ContainerImageTest {
             texts(
                 jib,
                 "configuration/pluginExtensions/pluginExtension/configuration/filters/filter/glob"))
-        .containsExactly("/app/libs/plugin-orders-example-*.jar");
+        .containsExactly("/app/libs/pubsub-worker-plugin-orders-example-*.jar");
   }
 
   @Test

@@ -53,7 +53,7 @@ class SampleConfigsTest {
         .contains("config OK")
         .containsPattern(
             "orders-example \\(dev.pubsubworker.plugins.orders.OrdersPlugin, .*"
-                + "plugins/orders-example/target/plugin-orders-example-[^/]*\\.jar\\)")
+                + "plugins/orders-example/target/pubsub-worker-plugin-orders-example-[^/]*\\.jar\\)")
         .contains("orders: orders-sub -> handler orders");
   }
 }

@@ -36,10 +36,10 @@ class BuildConventionsTest {
    */
   private static final Set<String> UNPUBLISHED =
       Set.of(
-          "worker-app",
-          "plugin-orders-example",
+          "pubsub-worker-app",
+          "pubsub-worker-plugin-orders-example",
           "pubsub-worker-spring-orders-example",
-          "worker-bench",
+          "pubsub-worker-bench",
           "pubsub-worker-bom",
           "pubsub-worker-spring-parent");
 
@@ -86,7 +86,7 @@ class BuildConventionsTest {
     for (Element module : descendants(parent.getDocumentElement(), "module")) {
       Path dir = ROOT.resolve(module.getTextContent().trim());
       String artifactId = child(pom(dir.resolve("pom.xml")).getDocumentElement(), "artifactId");
-      if (artifactId.equals("worker-app")) {
+      if (artifactId.equals("pubsub-worker-app")) {
         break; // the modules after it in the reactor (the Spring ones) are not packaged yet
       }
       if (UNPUBLISHED.contains(artifactId) || !Files.isDirectory(dir.resolve("src/main/java"))) {

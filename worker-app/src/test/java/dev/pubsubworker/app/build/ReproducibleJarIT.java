@@ -42,7 +42,7 @@ import org.w3c.dom.Element;
 class ReproducibleJarIT {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  private static final String CORE_JAR = "worker-core/target/worker-core-%s.jar";
+  private static final String CORE_JAR = "worker-core/target/pubsub-worker-core-%s.jar";
   private static final String SERVICES = "META-INF/services/";
 
   @TempDir Path dir;

@@ -188,7 +188,7 @@ class ReadmeCommandsIT {
         assertThat(JAR).exists();
         try (var jars = Files.list(ROOT.resolve("plugins/orders-example/target"))) {
           assertThat(jars.map(Path::getFileName).map(Path::toString))
-              .anyMatch(n -> n.matches("plugin-orders-example-.*\\.jar"));
+              .anyMatch(n -> n.matches("pubsub-worker-plugin-orders-example-.*\\.jar"));
         }
       } else if (emulator.matches()) {
         assertThat(c.background()).as(text).isTrue();

@@ -24,17 +24,17 @@ final class StoreLibraries {
           LockStoreType.REDIS,
           List.of(
               new Library(
-                  "dev.pubsubworker:worker-backend-redis",
+                  "dev.pubsubworker:pubsub-worker-backend-redis",
                   "dev.pubsubworker.backend.redis.RedisLockBackend")),
           LockStoreType.DATASTORE,
           List.of(
               new Library(
-                  "dev.pubsubworker:worker-backend-datastore",
+                  "dev.pubsubworker:pubsub-worker-backend-datastore",
                   "dev.pubsubworker.backend.datastore.DatastoreLockBackend")),
           LockStoreType.SQL,
           List.of(
               new Library(
-                  "dev.pubsubworker:worker-backend-sql",
+                  "dev.pubsubworker:pubsub-worker-backend-sql",
                   "dev.pubsubworker.backend.sql.SqlLockBackend"),
               new Library("com.zaxxer:HikariCP", "com.zaxxer.hikari.HikariDataSource")));
 

@@ -53,7 +53,7 @@ class OptionalLockStoresProcessTest {
     assertThat(r.exit()).as(r.output()).isEqualTo(ExitCodes.BAD_CONFIG);
     assertThat(r.output())
         .contains(
-            "pubsub-worker.lock-store.type: 'redis' needs dev.pubsubworker:worker-backend-redis"
+            "pubsub-worker.lock-store.type: 'redis' needs dev.pubsubworker:pubsub-worker-backend-redis"
                 + " on the class path")
         .contains("add it to the application's dependencies")
         .doesNotContain("NoClassDefFoundError")
@@ -68,7 +68,7 @@ class OptionalLockStoresProcessTest {
     assertThat(r.exit()).as(r.output()).isEqualTo(ExitCodes.BAD_CONFIG);
     assertThat(r.output())
         .contains(
-            "'sql' needs dev.pubsubworker:worker-backend-sql and com.zaxxer:HikariCP on the class"
+            "'sql' needs dev.pubsubworker:pubsub-worker-backend-sql and com.zaxxer:HikariCP on the class"
                 + " path")
         .doesNotContain("NoClassDefFoundError");
   }
@@ -78,7 +78,8 @@ class OptionalLockStoresProcessTest {
     Run r = checkConfig("lock-store.type = datastore");
     assertThat(r.exit()).as(r.output()).isEqualTo(ExitCodes.BAD_CONFIG);
     assertThat(r.output())
-        .contains("'datastore' needs dev.pubsubworker:worker-backend-datastore on the class path");
+        .contains(
+            "'datastore' needs dev.pubsubworker:pubsub-worker-backend-datastore on the class path");
   }
 
   private record Run(int exit, String output) {}

@@ -55,16 +55,18 @@ final class LockStores {
         yield new InMemoryLockBackend();
       }
       case REDIS -> {
-        requireModule("dev.pubsubworker.backend.redis.RedisLockBackend", "worker-backend-redis");
+        requireModule(
+            "dev.pubsubworker.backend.redis.RedisLockBackend", "pubsub-worker-backend-redis");
         yield RedisLockStore.create(properties.getLockStore().getRedis());
       }
       case SQL -> {
-        requireModule("dev.pubsubworker.backend.sql.SqlLockBackend", "worker-backend-sql");
+        requireModule("dev.pubsubworker.backend.sql.SqlLockBackend", "pubsub-worker-backend-sql");
         yield SqlLockStore.create(properties.getLockStore().getSql(), dataSources, resources);
       }
       case DATASTORE -> {
         requireModule(
-            "dev.pubsubworker.backend.datastore.DatastoreLockBackend", "worker-backend-datastore");
+            "dev.pubsubworker.backend.datastore.DatastoreLockBackend",
+            "pubsub-worker-backend-datastore");
         yield DatastoreLockStore.create(properties.getLockStore().getDatastore(), projectId.get());
       }
     };
