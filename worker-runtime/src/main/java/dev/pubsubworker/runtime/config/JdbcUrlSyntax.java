@@ -59,6 +59,9 @@ final class JdbcUrlSyntax {
     }
     if (url.matches("jdbc:(postgresql|mysql|mariadb)://.*")) {
       Matcher m = NETWORK.matcher(url);
+      if (m.matches() && m.group(2).isEmpty() && viaSocketFactory(m)) {
+        return driverProblem(url, shown); // the factory reaches the database (Cloud SQL connector)
+      }
       if (!m.matches() || m.group(2).isEmpty()) {
         return Optional.of("must be jdbc:DB://host[:port]/database, but was " + shown);
       }
@@ -83,6 +86,23 @@ final class JdbcUrlSyntax {
     } else if (url.matches("jdbc:(mysql|mariadb):.*")) {
       return Optional.of("must be jdbc:DB://host[:port]/database, but was " + shown);
     }
+    return driverProblem(url, shown);
+  }
+
+  /**
+   * A PostgreSQL URL without a host whose connections a socket factory makes ({@code
+   * socketFactory=}), as the Cloud SQL Java Connector's {@code
+   * jdbc:postgresql:///DB?cloudSqlInstance=P:R:I&socketFactory=com.google.cloud.sql.postgres.SocketFactory}:
+   * the factory, not the host, says where the database is.
+   */
+  private static boolean viaSocketFactory(Matcher network) {
+    String query = network.group(4) == null ? "" : network.group(4);
+    return network.group(1).equals("postgresql")
+        && query.matches("[?](.*&)?socketFactory=[^&#]+.*");
+  }
+
+  /** Whether a driver on the class path accepts {@code url}. */
+  private static Optional<String> driverProblem(String url, String shown) {
     try {
       DriverManager.getDriver(url);
     } catch (SQLException e) {

@@ -90,9 +90,23 @@ class JdbcUrlFormsTest {
         "jdbc:h2:mem:x;USER=sa;PASSWORD=Zq8secretW",
         "jdbc:h2:tcp://127.0.0.1:9092/~/x;PASSWORD=Zq8secretW",
         "jdbc:h2:file:/tmp/a@b/x",
+        // The Cloud SQL Java Connector: no host, the socket factory finds the instance.
+        "jdbc:postgresql:///orders?cloudSqlInstance=p:europe-west1:db"
+            + "&socketFactory=com.google.cloud.sql.postgres.SocketFactory",
+        "jdbc:postgresql:///orders?socketFactory=com.google.cloud.sql.postgres.SocketFactory"
+            + "&cloudSqlInstance=p:europe-west1:db&enableIamAuth=true",
       })
   void the_forms_the_drivers_read_pass(String url) {
     assertThat(JdbcUrlSyntax.problem(url)).as(url).isEmpty();
+  }
+
+  @Test
+  void a_url_without_a_host_needs_a_socket_factory() {
+    assertThat(JdbcUrlSyntax.problem("jdbc:postgresql:///orders"))
+        .contains("must be jdbc:DB://host[:port]/database, but was 'jdbc:postgresql:///orders'");
+    assertThat(JdbcUrlSyntax.problem("jdbc:postgresql:///orders?cloudSqlInstance=p:r:i"))
+        .isPresent();
+    assertThat(JdbcUrlSyntax.problem("jdbc:mariadb:///orders?socketFactory=x.Y")).isPresent();
   }
 
   @Test
