@@ -45,8 +45,17 @@ import org.slf4j.LoggerFactory;
  * the limit is fixed.
  *
  * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
- * exception; a round trip that fails as a whole fails every entry of the batch with a {@link
- * LockBackendException} carrying the failure (its outcome unknown, as for a failed single verb).
+ * exception. A batch that the store refuses as a whole at its usual speed — within {@link
+ * #SLOW_FLUSH_FACTOR} times the shortest recent round trip, so the store is up and answered, and
+ * may have refused the statement because of one entry (a constraint of the table, a value it cannot
+ * take) — does not fail its entries: each is handed back to its own caller, which sends it through
+ * the single verb at once, side by side with the others, so only the entry the store refuses on its
+ * own fails, and its batch-mates pay one more round trip, not a wait behind each other. Both verbs
+ * may be sent again safely: a claim with the same token re-affirms the claim it may have made, a
+ * complete of the same claim finds it DONE. A batch that fails slowly (a timeout, a store retrying
+ * or down) fails every entry with a {@link LockBackendException} carrying the failure (its outcome
+ * unknown, as for a failed single verb), since sending each again would make its caller wait out
+ * the same trouble twice.
  *
  * <p>Interrupts: with {@code interruptible}, a caller interrupted while its entry is still queued
  * leaves the queue (nothing was sent) and gets a {@link LockBackendException}; one interrupted
@@ -83,6 +92,9 @@ final class Coalescer<Q, R> {
   private static final int IN_FLIGHT = 2;
   private static final int DONE = 3;
   private static final int GIVEN_UP = 4;
+
+  /** Handed back by a batch the store refused at its usual speed: the caller sends it alone. */
+  private static final int ALONE = 5;
 
   private final Verbs<Q, R> verbs;
   private final int maxBatch;
@@ -218,6 +230,11 @@ final class Coalescer<Q, R> {
         entry.batch = null;
         entry.state.set(IN_FLIGHT);
         flushAndHandOff(batch);
+        return outcome(entry, interrupted);
+      }
+      if (s == ALONE) {
+        entry.state.set(IN_FLIGHT);
+        sendAlone(entry);
         return outcome(entry, interrupted);
       }
       LockSupport.park(this);
@@ -382,8 +399,9 @@ final class Coalescer<Q, R> {
   }
 
   /**
-   * Sends {@code batch} and delivers every entry's result. False when the store failed (the round
-   * trip as a whole, or a lone request with a {@link LockBackendException}).
+   * Sends {@code batch} and delivers every entry's result, or hands its entries back to be sent
+   * alone. False when the store failed or refused it (the round trip as a whole, or a lone request
+   * with a {@link LockBackendException}).
    */
   private boolean flush(List<Entry<Q, R>> batch) {
     if (batch.size() == 1) {
@@ -416,7 +434,17 @@ final class Coalescer<Q, R> {
                 + " requests");
       }
     } catch (RuntimeException | Error e) {
-      events.batch(verb, batch.size(), Duration.ofNanos(System.nanoTime() - started), false);
+      long took = System.nanoTime() - started;
+      events.batch(verb, batch.size(), Duration.ofNanos(took), false);
+      if (e instanceof LockBackendException && answeredAtUsualSpeed(took)) {
+        log.debug(
+            "a batched {} of {} entries was refused as a whole; each is sent alone",
+            verb,
+            batch.size(),
+            e);
+        handBackAlone(batch);
+        return false;
+      }
       for (Entry<Q, R> entry : batch) {
         deliver(entry, null, asEntryFailure(e));
       }
@@ -437,6 +465,44 @@ final class Coalescer<Q, R> {
       }
     }
     return true;
+  }
+
+  /** Whether a round trip of {@code nanos} was within the store's usual speed. */
+  private boolean answeredAtUsualSpeed(long nanos) {
+    synchronized (lock) {
+      return minRtt == Long.MAX_VALUE || nanos <= SLOW_FLUSH_FACTOR * minRtt;
+    }
+  }
+
+  /**
+   * Hands every entry of a refused batch back to its caller, which sends it alone; this thread's
+   * own entry, if the batch holds it, is sent here, after the others are on their way. An entry
+   * given up by its interrupted caller is dropped: nothing of it is kept, as if it failed.
+   */
+  private void handBackAlone(List<Entry<Q, R>> batch) {
+    Entry<Q, R> own = null;
+    for (Entry<Q, R> entry : batch) {
+      if (entry.caller == Thread.currentThread()) {
+        own = entry;
+      } else if (entry.state.compareAndSet(IN_FLIGHT, ALONE)) {
+        LockSupport.unpark(entry.caller);
+      }
+    }
+    if (own != null) {
+      sendAlone(own);
+    }
+  }
+
+  /** Sends one entry through the single verb, outside the limit, and delivers its outcome. */
+  private void sendAlone(Entry<Q, R> entry) {
+    try {
+      deliver(entry, verbs.single(entry.request), null);
+    } catch (RuntimeException e) {
+      deliver(entry, null, e);
+    } catch (Error e) {
+      deliver(entry, null, new LockBackendException("store call failed", e));
+      throw e;
+    }
   }
 
   /**

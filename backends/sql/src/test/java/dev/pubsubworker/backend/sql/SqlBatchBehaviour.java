@@ -9,7 +9,10 @@ import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.Claim;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
+import dev.pubsubworker.core.GuardListener;
+import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockBackendException;
+import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -37,8 +40,9 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * What the SQL backend's batch verbs ({@code claimAll}, {@code completeAll}) promise beyond the
  * shared suites (which {@code *Batched*Test} run through them): per-entry independence, checks
- * before any I/O, the statements and commits per batch, concurrent overlapping batches, and a
- * failed round trip failing the whole batch with nothing stored. A dialect's test extends this
+ * before any I/O, the statements and commits per batch, concurrent overlapping batches, a failed
+ * round trip failing the whole batch with nothing stored, and, through the guard's group commit, a
+ * batch the database refuses for one key failing that key only. A dialect's test extends this
  * class.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -302,6 +306,100 @@ abstract class SqlBatchBehaviour {
     }
     for (Claim c : claims) {
       assertThat(backend.inspect(c.key()).orElseThrow().state()).isEqualTo(LockState.CLAIMED);
+    }
+  }
+
+  @Test
+  @DisplayName(
+      "a batch the database refuses because of one key fails that key only: its batch-mates are"
+          + " claimed, run once and DONE")
+  void a_batch_refused_for_one_key_fails_that_key_only() throws Exception {
+    // A constraint a DBA might add: the table refuses one key's row, so a statement holding it
+    // fails as a whole (as a value the column cannot take would) while the store stays up.
+    String constraint = "refuse_" + run;
+    execute(
+        "ALTER TABLE "
+            + fixture.table()
+            + " ADD CONSTRAINT "
+            + constraint
+            + " CHECK (lock_key NOT LIKE '%-refused-%')");
+    AtomicInteger refusedBatches = new AtomicInteger();
+    GuardListener batches =
+        new GuardListener() {
+          @Override
+          public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
+            if (verb == Verb.CLAIM && !succeeded) {
+              refusedBatches.incrementAndGet();
+            }
+          }
+        };
+    int callers = 12;
+    ExecutorService pool = Executors.newFixedThreadPool(callers);
+    try (IdempotencyGuard guard =
+        IdempotencyGuard.newBuilder(backend)
+            .lease(LEASE)
+            .ttl(TTL)
+            .claimRetries(0)
+            .listener(batches)
+            .build()) {
+      // Callers that start together queue behind the first claim and share a batch; a round whose
+      // refused key went alone proves nothing, so go on until a batch held it (bounded).
+      for (int round = 0; round < 30 && refusedBatches.get() == 0; round++) {
+        List<String> roundKeys = new ArrayList<>();
+        for (int i = 0; i < callers; i++) {
+          roundKeys.add(newKey(i == callers / 2 ? "refused-" + round : "mate-" + round));
+        }
+        Map<String, AtomicInteger> runs = new java.util.concurrent.ConcurrentHashMap<>();
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Object>> futures = new ArrayList<>();
+        for (String key : roundKeys) {
+          futures.add(
+              pool.submit(
+                  () -> {
+                    go.await();
+                    try {
+                      return guard.lock(
+                          key,
+                          ctx ->
+                              runs.computeIfAbsent(key, k -> new AtomicInteger())
+                                  .incrementAndGet());
+                    } catch (LockBackendException e) {
+                      return e;
+                    }
+                  }));
+        }
+        go.countDown();
+        for (int i = 0; i < callers; i++) {
+          String key = roundKeys.get(i);
+          Object outcome = futures.get(i).get(120, TimeUnit.SECONDS);
+          if (key.contains("-refused-")) {
+            assertThat(outcome)
+                .as("the refused key, round %d", round)
+                .isInstanceOf(LockBackendException.class);
+            assertThat(runs).doesNotContainKey(key);
+            assertThat(backend.inspect(key)).isEmpty();
+          } else {
+            assertThat(outcome)
+                .as("a batch-mate of the refused key, round %d", round)
+                .isInstanceOf(LockResult.Executed.class);
+            assertThat(runs.get(key)).hasValue(1);
+            assertThat(backend.inspect(key).orElseThrow().state()).isEqualTo(LockState.DONE);
+          }
+        }
+      }
+    } finally {
+      pool.shutdownNow();
+      execute("ALTER TABLE " + fixture.table() + " DROP CONSTRAINT " + constraint);
+    }
+    assertThat(refusedBatches.get())
+        .as("batches refused as a whole (the refused key shared one with its mates)")
+        .isPositive();
+  }
+
+  private void execute(String sql) throws SQLException {
+    try (Connection c = fixture.dataSource().getConnection();
+        java.sql.Statement st = c.createStatement()) {
+      st.execute(sql);
     }
   }
 
