@@ -116,6 +116,7 @@ public final class EndToEndBenchmark {
   private final int threads;
   private boolean cpuByThread;
   private boolean countHandOffs;
+  private boolean handOffStacks;
   private final String hostPort;
   private final Endpoints endpoints;
   private final String run = UUID.randomUUID().toString().substring(0, 8);
@@ -182,6 +183,13 @@ public final class EndToEndBenchmark {
     boolean countHandOffs;
 
     @Option(
+        names = "--hand-off-stacks",
+        description =
+            "With --count-hand-offs, also count them by the code that waited (the first two"
+                + " frames outside the JDK).")
+    boolean handOffStacks;
+
+    @Option(
         names = "--variants",
         split = ",",
         converter = VariantConverter.class,
@@ -217,7 +225,8 @@ public final class EndToEndBenchmark {
             .build();
     EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel);
     bench.cpuByThread = cpuByThread;
-    bench.countHandOffs = o.countHandOffs;
+    bench.countHandOffs = o.countHandOffs || o.handOffStacks;
+    bench.handOffStacks = o.handOffStacks;
     try {
       System.out.printf(
           Locale.ROOT,
@@ -268,7 +277,7 @@ public final class EndToEndBenchmark {
         System.gc();
         Meter meter = new Meter(count, cpuByThread);
         String storeCalls = "";
-        ParkCounter parks = countHandOffs ? ParkCounter.start() : null;
+        ParkCounter parks = countHandOffs ? ParkCounter.start(handOffStacks) : null;
         if (v == Variant.BARE) {
           drainBare(subs.get(v), meter);
         } else {

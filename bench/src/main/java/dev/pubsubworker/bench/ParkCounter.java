@@ -10,6 +10,8 @@ import java.util.Map;
 import java.util.TreeMap;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
 import jdk.jfr.consumer.RecordingFile;
 
@@ -24,19 +26,33 @@ import jdk.jfr.consumer.RecordingFile;
 final class ParkCounter {
 
   private final Recording recording = new Recording();
+  private final boolean stacks;
 
-  private ParkCounter() {}
+  private ParkCounter(boolean stacks) {
+    this.stacks = stacks;
+  }
 
-  /** Starts counting. */
-  static ParkCounter start() {
-    ParkCounter c = new ParkCounter();
-    c.recording.enable("jdk.ThreadPark").withThreshold(Duration.ZERO).withoutStackTrace();
-    c.recording.enable("jdk.JavaMonitorWait").withThreshold(Duration.ZERO).withoutStackTrace();
+  /**
+   * Starts counting.
+   *
+   * @param stacks also count by the code that waited: the thread group, then the first two frames
+   *     outside the JDK (recording stacks slows the run further; the counts are the same)
+   */
+  static ParkCounter start(boolean stacks) {
+    ParkCounter c = new ParkCounter(stacks);
+    for (String event : new String[] {"jdk.ThreadPark", "jdk.JavaMonitorWait"}) {
+      var settings = c.recording.enable(event).withThreshold(Duration.ZERO);
+      if (stacks) {
+        settings.withStackTrace();
+      } else {
+        settings.withoutStackTrace();
+      }
+    }
     c.recording.start();
     return c;
   }
 
-  /** Stops counting; the waits by thread group. */
+  /** Stops counting; the waits by thread group (and by site, when counting with stacks). */
   Map<String, Long> stop() {
     recording.stop();
     Path file = null;
@@ -47,7 +63,11 @@ final class ParkCounter {
       for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
         RecordedThread t = e.getThread();
         String name = t == null || t.getJavaName() == null ? "(unknown)" : t.getJavaName();
-        byGroup.merge(name.replaceAll("[0-9]+", "N"), 1L, Long::sum);
+        String group = name.replaceAll("[0-9]+", "N");
+        byGroup.merge(group, 1L, Long::sum);
+        if (stacks) {
+          byGroup.merge(group + SITE + site(e), 1L, Long::sum);
+        }
       }
       return byGroup;
     } catch (IOException e) {
@@ -64,8 +84,54 @@ final class ParkCounter {
     }
   }
 
-  /** One line of the total per message, then the largest groups, each per message. */
-  static String report(Map<String, Long> byGroup, int messages) {
+  private static final String SITE = " @ ";
+
+  /** The first two frames of {@code e}'s stack outside the JDK, innermost first. */
+  private static String site(RecordedEvent e) {
+    RecordedStackTrace trace = e.getStackTrace();
+    if (trace == null) {
+      return "(no stack)";
+    }
+    StringBuilder s = new StringBuilder();
+    int found = 0;
+    for (RecordedFrame f : trace.getFrames()) {
+      String type = f.getMethod().getType().getName();
+      if (type.startsWith("java.") || type.startsWith("jdk.") || type.startsWith("sun.")) {
+        continue;
+      }
+      if (found++ > 0) {
+        s.append(" < ");
+      }
+      s.append(type.substring(type.lastIndexOf('.') + 1))
+          .append('.')
+          .append(f.getMethod().getName())
+          .append(':')
+          .append(f.getLineNumber());
+      if (found == 2) {
+        break;
+      }
+    }
+    return found == 0 ? "(JDK only)" : s.toString();
+  }
+
+  /**
+   * One line of the total per message, then the largest groups, each per message, and under each
+   * its largest sites when counted.
+   */
+  static String report(Map<String, Long> counted, int messages) {
+    Map<String, Long> byGroup = new TreeMap<>();
+    Map<String, Map<String, Long>> sites = new TreeMap<>();
+    counted.forEach(
+        (k, v) -> {
+          int at = k.indexOf(SITE);
+          if (at < 0) {
+            byGroup.put(k, v);
+          } else {
+            sites
+                .computeIfAbsent(k.substring(0, at), g -> new TreeMap<>())
+                .put(k.substring(at + SITE.length()), v);
+          }
+        });
     long total = byGroup.values().stream().mapToLong(Long::longValue).sum();
     StringBuilder s =
         new StringBuilder(
@@ -77,13 +143,25 @@ final class ParkCounter {
         .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
         .limit(6)
         .forEach(
-            e ->
-                s.append(
-                    String.format(
-                        Locale.ROOT,
-                        "            %8.2f /msg  %s%n",
-                        (double) e.getValue() / messages,
-                        e.getKey())));
+            e -> {
+              s.append(
+                  String.format(
+                      Locale.ROOT,
+                      "            %8.2f /msg  %s%n",
+                      (double) e.getValue() / messages,
+                      e.getKey()));
+              sites.getOrDefault(e.getKey(), Map.of()).entrySet().stream()
+                  .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
+                  .limit(4)
+                  .forEach(
+                      site ->
+                          s.append(
+                              String.format(
+                                  Locale.ROOT,
+                                  "                %8.2f /msg  at %s%n",
+                                  (double) site.getValue() / messages,
+                                  site.getKey())));
+            });
     return s.toString();
   }
 }
