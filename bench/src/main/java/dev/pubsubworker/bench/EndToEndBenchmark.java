@@ -124,12 +124,13 @@ public final class EndToEndBenchmark {
   private final TopicAdminClient topics;
   private final SubscriptionAdminClient subscriptions;
 
-  private EndToEndBenchmark(int streams, int threads, String hostPort, ManagedChannel channel)
+  private EndToEndBenchmark(
+      int streams, int threads, String hostPort, ManagedChannel channel, Endpoints endpoints)
       throws java.io.IOException {
     this.streams = streams;
     this.threads = threads;
     this.hostPort = hostPort;
-    this.endpoints = Endpoints.fromEnvironment();
+    this.endpoints = endpoints;
     this.channels = FixedTransportChannelProvider.create(GrpcTransportChannel.create(channel));
     this.topics =
         TopicAdminClient.create(
@@ -190,6 +191,13 @@ public final class EndToEndBenchmark {
     boolean handOffStacks;
 
     @Option(
+        names = "--private-servers",
+        description =
+            "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
+                + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
+    boolean privateServers;
+
+    @Option(
         names = "--variants",
         split = ",",
         converter = VariantConverter.class,
@@ -223,7 +231,19 @@ public final class EndToEndBenchmark {
             .usePlaintext()
             .maxInboundMessageSize(20 << 20)
             .build();
-    EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel);
+    PrivateServers servers =
+        o.privateServers
+            ? PrivateServers.start(
+                variants.contains(Variant.REDIS), variants.contains(Variant.POSTGRESQL))
+            : null;
+    Endpoints endpoints =
+        servers == null
+            ? Endpoints.fromEnvironment()
+            : servers.endpoints(Endpoints.fromEnvironment());
+    if (servers != null) {
+      System.out.println(servers.description());
+    }
+    EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel, endpoints);
     bench.cpuByThread = cpuByThread;
     bench.countHandOffs = o.countHandOffs || o.handOffStacks;
     bench.handOffStacks = o.handOffStacks;
@@ -248,6 +268,9 @@ public final class EndToEndBenchmark {
       channel.awaitTermination(10, TimeUnit.SECONDS);
       if (embedded != null) {
         embedded.close();
+      }
+      if (servers != null) {
+        servers.close();
       }
     }
   }

@@ -72,14 +72,15 @@ public final class PeerLockBenchmark {
   record Contender(String label, String store, Cycle cycle, AutoCloseable close) {}
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
-  private final Endpoints endpoints = Endpoints.fromEnvironment();
+  private final Endpoints endpoints;
 
   /** Where the contenders reach the servers: {@link #endpoints}, or relays adding latency. */
   private final Endpoints stores;
 
   private final AtomicLong names = new AtomicLong();
 
-  private PeerLockBenchmark(Duration oneWay) throws IOException {
+  private PeerLockBenchmark(Endpoints endpoints, Duration oneWay) throws IOException {
+    this.endpoints = endpoints;
     this.stores = endpoints.withLatency(oneWay);
   }
 
@@ -104,12 +105,30 @@ public final class PeerLockBenchmark {
 
     @Option(names = "--latency-ms", description = "Added each way through a relay (default 0).")
     double latencyMs;
+
+    @Option(
+        names = "--private-servers",
+        description =
+            "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
+                + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
+    boolean privateServers;
   }
 
   public static void main(String[] args) throws Exception {
     Options o = BenchOptions.parseOrExit(new Options(), args);
     Duration oneWay = Duration.ofNanos((long) (o.latencyMs * 1e6));
-    new PeerLockBenchmark(oneWay).run(o.stores, o.threads, o.seconds, o.rounds, oneWay);
+    Endpoints endpoints = Endpoints.fromEnvironment();
+    try (PrivateServers servers =
+        o.privateServers
+            ? PrivateServers.start(o.stores.contains("redis"), o.stores.contains("postgresql"))
+            : null) {
+      if (servers != null) {
+        System.out.println(servers.description());
+        endpoints = servers.endpoints(endpoints);
+      }
+      new PeerLockBenchmark(endpoints, oneWay)
+          .run(o.stores, o.threads, o.seconds, o.rounds, oneWay);
+    }
   }
 
   private void run(
