@@ -7,6 +7,11 @@ import java.util.Locale;
  * Names are Micrometer's dotted form; a Prometheus registry turns dots into underscores, adds
  * {@code _total} to counters and {@code _seconds} to timers (so {@link #MESSAGES_RECEIVED} is
  * scraped as {@code pubsub_worker_messages_received_total}). Timers are in the base unit, seconds.
+ * A meter carries a base unit where its name already ends with it ({@link
+ * #LOCK_STORE_BATCH_ENTRIES}: entries; the timers: seconds), so registries that show units (OTLP,
+ * Cloud Monitoring) get it while the Prometheus names stay as they are; the counters and gauges of
+ * things counted carry none, because Micrometer's Prometheus naming appends a base unit to a name
+ * that does not end with it, which would rename every scraped series.
  *
  * <p>Besides the tags named here, every meter carries the tags given to {@link
  * ReceiverMetrics#of(java.util.Collection, Iterable)}. Tag values are lower case with dashes: an

@@ -285,6 +285,7 @@ public final class ReceiverMetrics implements MeterBinder, ReceiverListener {
         d =
             DistributionSummary.builder(ReceiverMetricNames.LOCK_STORE_BATCH_ENTRIES)
                 .description("Entries per group-commit batch sent to the lock store, by verb")
+                .baseUnit("entries")
                 .tags(tags)
                 .tag(ReceiverMetricNames.VERB, ReceiverMetricNames.tagValue(verb))
                 .register(r);

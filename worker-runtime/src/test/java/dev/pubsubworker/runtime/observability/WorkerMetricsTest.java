@@ -247,6 +247,15 @@ class WorkerMetricsTest {
     assertThat(claims.count()).isEqualTo(2);
     assertThat(claims.totalAmount()).isEqualTo(10.0);
     assertThat(claims.max()).isEqualTo(8.0);
+    // Its unit, where its name already ends with it: no Prometheus series is renamed.
+    assertThat(claims.getId().getBaseUnit()).isEqualTo("entries");
+    assertThat(
+            new io.micrometer.prometheusmetrics.PrometheusNamingConvention()
+                .name(
+                    MetricNames.LOCK_STORE_BATCH_ENTRIES,
+                    io.micrometer.core.instrument.Meter.Type.DISTRIBUTION_SUMMARY,
+                    "entries"))
+        .isEqualTo("pubsub_worker_lock_store_batch_entries");
     assertThat(
             registry
                 .get(MetricNames.LOCK_STORE_BATCH_ENTRIES)
