@@ -190,12 +190,7 @@ public final class EndToEndBenchmark {
                 + " frames outside the JDK).")
     boolean handOffStacks;
 
-    @Option(
-        names = "--private-servers",
-        description =
-            "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
-                + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
-    boolean privateServers;
+    @picocli.CommandLine.Mixin PrivateServers.Option servers = new PrivateServers.Option();
 
     @Option(
         names = "--variants",
@@ -232,7 +227,7 @@ public final class EndToEndBenchmark {
             .maxInboundMessageSize(20 << 20)
             .build();
     PrivateServers servers =
-        o.privateServers
+        o.servers.requested
             ? PrivateServers.start(
                 variants.contains(Variant.REDIS), variants.contains(Variant.POSTGRESQL))
             : null;

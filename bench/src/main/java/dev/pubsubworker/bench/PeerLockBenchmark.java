@@ -106,12 +106,7 @@ public final class PeerLockBenchmark {
     @Option(names = "--latency-ms", description = "Added each way through a relay (default 0).")
     double latencyMs;
 
-    @Option(
-        names = "--private-servers",
-        description =
-            "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
-                + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
-    boolean privateServers;
+    @picocli.CommandLine.Mixin PrivateServers.Option servers = new PrivateServers.Option();
   }
 
   public static void main(String[] args) throws Exception {
@@ -119,7 +114,7 @@ public final class PeerLockBenchmark {
     Duration oneWay = Duration.ofNanos((long) (o.latencyMs * 1e6));
     Endpoints endpoints = Endpoints.fromEnvironment();
     try (PrivateServers servers =
-        o.privateServers
+        o.servers.requested
             ? PrivateServers.start(o.stores.contains("redis"), o.stores.contains("postgresql"))
             : null) {
       if (servers != null) {

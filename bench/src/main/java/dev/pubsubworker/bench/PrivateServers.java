@@ -1,9 +1,10 @@
 package dev.pubsubworker.bench;
 
+import dev.pubsubworker.emulators.ManagedProcess;
+import dev.pubsubworker.emulators.Probes;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -34,6 +36,16 @@ import java.util.stream.Stream;
 final class PrivateServers implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  /** {@code --private-servers}, mixed into the options of the benchmarks that use stores. */
+  static final class Option {
+    @picocli.CommandLine.Option(
+        names = "--private-servers",
+        description =
+            "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
+                + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
+    boolean requested;
+  }
 
   private final List<Runnable> stops = new ArrayList<>();
   private final Thread hook = new Thread(this::stopAll, "private-servers-stop");
@@ -104,28 +116,42 @@ final class PrivateServers implements AutoCloseable {
   private String startRedis() throws IOException {
     Path dir = Files.createTempDirectory("pubsub-worker-bench-redis");
     stops.add(() -> deleteTree(dir));
-    int port = freePort();
-    Process p =
-        start(
-            List.of(
-                "redis-server",
-                "--port",
-                Integer.toString(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                dir.toString(),
-                "--logfile",
-                dir.resolve("redis.log").toString()),
-            "redis-server (from the Redis server package)");
-    stops.add(() -> stop(p));
-    awaitPort(port, p, dir.resolve("redis.log"));
-    redisUri = "redis://127.0.0.1:" + port;
-    return "redis-server on 127.0.0.1:" + port;
+    ManagedProcess redis =
+        ManagedProcess.start(
+            "redis-server",
+            dir,
+            port ->
+                List.of(
+                    "redis-server",
+                    "--port",
+                    Integer.toString(port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--dir",
+                    dir.toString()),
+            Map.of(),
+            PrivateServers::redisPing,
+            START_TIMEOUT);
+    stops.add(redis::close);
+    redisUri = "redis://127.0.0.1:" + redis.port();
+    return "redis-server on 127.0.0.1:" + redis.port();
+  }
+
+  /** Answers when the server on {@code port} replies +PONG to PING. */
+  private static void redisPing(int port) throws IOException {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress("127.0.0.1", port), 1000);
+      s.setSoTimeout(1000);
+      s.getOutputStream().write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+      byte[] reply = s.getInputStream().readNBytes(5);
+      if (!"+PONG".equals(new String(reply, StandardCharsets.US_ASCII))) {
+        throw new IOException("no +PONG yet");
+      }
+    }
   }
 
   private String startPostgres() throws IOException {
@@ -149,13 +175,11 @@ final class PrivateServers implements AutoCloseable {
             "UTF8",
             "--no-sync"),
         "initdb");
-    int port = freePort();
+    int port = Probes.freeLoopbackPort();
+    List<String> pgCtl = concat(as, bin.resolve("pg_ctl").toString(), "-D", data.toString());
     run(
         concat(
-            as,
-            bin.resolve("pg_ctl").toString(),
-            "-D",
-            data.toString(),
+            pgCtl,
             "-l",
             log.toString(),
             "-w",
@@ -168,16 +192,7 @@ final class PrivateServers implements AutoCloseable {
     stops.add(
         () -> {
           try {
-            run(
-                concat(
-                    as,
-                    bin.resolve("pg_ctl").toString(),
-                    "-D",
-                    data.toString(),
-                    "-m",
-                    "immediate",
-                    "stop"),
-                "pg_ctl stop");
+            run(concat(pgCtl, "-m", "immediate", "stop"), "pg_ctl stop");
           } catch (IOException e) {
             throw new UncheckedIOException(e);
           }
@@ -232,17 +247,6 @@ final class PrivateServers implements AutoCloseable {
     return all;
   }
 
-  private static Process start(List<String> command, String what) throws IOException {
-    try {
-      return new ProcessBuilder(command)
-          .redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-          .start();
-    } catch (IOException e) {
-      throw new IOException("cannot start " + what + ": " + e.getMessage(), e);
-    }
-  }
-
   /** Runs {@code command} to its end; its output is in the exception if it fails. */
   private static void run(List<String> command, String what) throws IOException {
     Process p;
@@ -265,55 +269,6 @@ final class PrivateServers implements AutoCloseable {
     if (p.exitValue() != 0) {
       throw new IOException(
           String.format(Locale.ROOT, "%s failed (exit %d): %s", what, p.exitValue(), out.strip()));
-    }
-  }
-
-  private static void awaitPort(int port, Process p, Path log) throws IOException {
-    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!p.isAlive()) {
-        throw new IOException(
-            "the server on port " + port + " exited with " + p.exitValue() + "; log: " + tail(log));
-      }
-      try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-        return;
-      } catch (IOException notYet) {
-        try {
-          Thread.sleep(50);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new IOException("interrupted while waiting for port " + port, e);
-        }
-      }
-    }
-    throw new IOException("nothing listened on port " + port + " within " + START_TIMEOUT);
-  }
-
-  private static String tail(Path log) {
-    try {
-      List<String> lines = Files.readAllLines(log);
-      return String.join(" | ", lines.subList(Math.max(0, lines.size() - 5), lines.size()));
-    } catch (IOException e) {
-      return "(no log: " + e.getMessage() + ")";
-    }
-  }
-
-  private static void stop(Process p) {
-    p.destroy();
-    try {
-      if (!p.waitFor(10, TimeUnit.SECONDS)) {
-        p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      }
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
     }
   }
 
