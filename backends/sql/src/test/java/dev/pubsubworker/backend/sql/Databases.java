@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.testservices.SqlDatabase;
 import dev.pubsubworker.testservices.TestServices;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import javax.sql.DataSource;
 
 /**
@@ -20,6 +23,11 @@ final class Databases {
     Target withUrlParameter(String parameter) {
       return new Target(
           jdbcUrl + (jdbcUrl.contains("?") ? "&" : "?") + parameter, user, password, shared);
+    }
+
+    /** Drops {@code table} if it is there, through the shared pool (a test's own table). */
+    void dropTable(String table) throws SQLException {
+      execute(shared, "DROP TABLE IF EXISTS " + table);
     }
 
     /** A new pool of its own on the same database (close it). */
@@ -40,6 +48,14 @@ final class Databases {
         config.setConnectionInitSql(initSql);
       }
       return new HikariDataSource(config);
+    }
+  }
+
+  /** Runs one statement of a test's set-up (DDL, a fault) on a connection of {@code ds}. */
+  static void execute(DataSource ds, String sql) throws SQLException {
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement()) {
+      st.execute(sql);
     }
   }
 

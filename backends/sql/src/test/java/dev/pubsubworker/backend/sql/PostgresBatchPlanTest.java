@@ -61,10 +61,7 @@ class PostgresBatchPlanTest {
   @AfterEach
   void close() throws SQLException {
     if (pool != null) {
-      try (Connection c = pool.getConnection();
-          Statement st = c.createStatement()) {
-        st.execute("DROP TABLE IF EXISTS " + table);
-      }
+      Databases.execute(pool, "DROP TABLE IF EXISTS " + table);
       pool.close();
     }
   }
@@ -75,11 +72,12 @@ class PostgresBatchPlanTest {
     assumeTrue(
         serverVersion() >= 150000,
         "needs PostgreSQL 15+ (pg_stat_force_next_flush) to read the scan counts");
-    execute("ALTER TABLE " + table + " SET (autovacuum_enabled = false)");
+    Databases.execute(pool, "ALTER TABLE " + table + " SET (autovacuum_enabled = false)");
     for (int i = 0; i < 3; i++) {
       claimAndComplete(4);
     }
-    execute(
+    Databases.execute(
+        pool,
         "INSERT INTO "
             + table
             + " (lock_key, state, fence, lease_expiry, expires_at)"
@@ -130,13 +128,6 @@ class PostgresBatchPlanTest {
           return rs.getLong(1);
         }
       }
-    }
-  }
-
-  private void execute(String sql) throws SQLException {
-    try (Connection c = pool.getConnection();
-        Statement st = c.createStatement()) {
-      st.execute(sql);
     }
   }
 }

@@ -81,10 +81,7 @@ class PostgresServerStatementTimeoutTest {
       pool.close();
     }
     if (table != null) {
-      try (Connection c = target.shared().getConnection();
-          Statement s = c.createStatement()) {
-        s.execute("DROP TABLE IF EXISTS " + table);
-      }
+      target.dropTable(table);
     }
   }
 

@@ -24,7 +24,6 @@ import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumMap;
@@ -107,7 +106,7 @@ abstract class SqlBackendBehaviour {
     fixture = createFixture();
     backend = fixture.backend();
     handlerTable = Databases.uniqueName("handler");
-    execute(
+    Databases.execute(
         fixture.dataSource(),
         "CREATE TABLE "
             + handlerTable
@@ -117,7 +116,7 @@ abstract class SqlBackendBehaviour {
   @AfterAll
   void close() throws SQLException {
     if (fixture != null) {
-      execute(fixture.dataSource(), "DROP TABLE " + handlerTable);
+      Databases.execute(fixture.dataSource(), "DROP TABLE " + handlerTable);
       fixture.close();
     }
   }
@@ -175,7 +174,7 @@ abstract class SqlBackendBehaviour {
     try {
       for (String statement : code.toString().split(";")) {
         if (!statement.isBlank()) {
-          execute(fixture.dataSource(), statement.replace("pubsub_worker_locks", table));
+          Databases.execute(fixture.dataSource(), statement.replace("pubsub_worker_locks", table));
         }
       }
       try (Connection c = fixture.dataSource().getConnection()) {
@@ -202,7 +201,7 @@ abstract class SqlBackendBehaviour {
       assertThat(again.complete(c, TTL)).isTrue();
       assertThat(again.inspect("ddl-key").orElseThrow().state()).isEqualTo(LockState.DONE);
     } finally {
-      execute(fixture.dataSource(), "DROP TABLE " + table);
+      Databases.execute(fixture.dataSource(), "DROP TABLE " + table);
     }
   }
 
@@ -888,13 +887,6 @@ abstract class SqlBackendBehaviour {
       ps.setBytes(index, key.getBytes(StandardCharsets.UTF_8));
     } else {
       ps.setString(index, key);
-    }
-  }
-
-  static void execute(DataSource ds, String sql) throws SQLException {
-    try (Connection c = ds.getConnection();
-        Statement st = c.createStatement()) {
-      st.execute(sql);
     }
   }
 }

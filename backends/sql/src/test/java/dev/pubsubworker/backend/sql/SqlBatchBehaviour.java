@@ -317,7 +317,8 @@ abstract class SqlBatchBehaviour {
     // A constraint a DBA might add: the table refuses one key's row, so a statement holding it
     // fails as a whole (as a value the column cannot take would) while the store stays up.
     String constraint = "refuse_" + run;
-    execute(
+    Databases.execute(
+        fixture.dataSource(),
         "ALTER TABLE "
             + fixture.table()
             + " ADD CONSTRAINT "
@@ -389,18 +390,13 @@ abstract class SqlBatchBehaviour {
       }
     } finally {
       pool.shutdownNow();
-      execute("ALTER TABLE " + fixture.table() + " DROP CONSTRAINT " + constraint);
+      Databases.execute(
+          fixture.dataSource(),
+          "ALTER TABLE " + fixture.table() + " DROP CONSTRAINT " + constraint);
     }
     assertThat(refusedBatches.get())
         .as("batches refused as a whole (the refused key shared one with its mates)")
         .isPositive();
-  }
-
-  private void execute(String sql) throws SQLException {
-    try (Connection c = fixture.dataSource().getConnection();
-        java.sql.Statement st = c.createStatement()) {
-      st.execute(sql);
-    }
   }
 
   /** Closes the physical connection right before the {@code at}-th statement from now. */

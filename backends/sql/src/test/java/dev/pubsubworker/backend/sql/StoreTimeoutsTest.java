@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -104,10 +103,7 @@ class StoreTimeoutsTest {
       proxy.close();
     }
     if (table != null) {
-      try (Connection c = target.shared().getConnection();
-          Statement s = c.createStatement()) {
-        s.execute("DROP TABLE " + table);
-      }
+      target.dropTable(table);
     }
   }
 
