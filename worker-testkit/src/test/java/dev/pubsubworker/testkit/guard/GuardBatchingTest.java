@@ -29,9 +29,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The guard's group commit on an instrumented batch backend: a lone caller uses the single verb,
- * concurrent callers share round trips, a failed round trip fails every entry as the single verb
- * would, a batch never repeats a key, and an interrupted waiter loses nothing. Callers are held in
- * place with gates in the backend and observed parked in the guard; nothing sleeps or times.
+ * concurrent callers share round trips, a round trip that fails slowly fails every entry as the
+ * single verb would while one refused at once is sent again entry by entry, a batch never repeats a
+ * key, and an interrupted waiter loses nothing. Callers are held in place with gates in the backend
+ * and observed parked in the guard; the only wait is a slow failure's (500 ms against lone calls
+ * that take microseconds), and no test asserts a time.
  */
 class GuardBatchingTest {
 
@@ -258,15 +260,28 @@ class GuardBatchingTest {
     assertThat(backend.claimBatches).hasSize(1);
   }
 
+  /**
+   * Makes the next claim batch fail as a whole slowly: far longer than the lone round trips the
+   * guard has seen (a few warm-up calls, each in the in-memory store), as a timeout would.
+   */
+  private void nextClaimBatchFailsSlowly() {
+    for (int i = 0; i < 5; i++) {
+      assertThat(guard.lock("warm-" + i, ctx -> 0)).isInstanceOf(LockResult.Executed.class);
+    }
+    backend.claimBatchFailureDelay = Duration.ofMillis(500);
+    backend.failNextClaimBatch.set(new LockBackendException("store down"));
+  }
+
   @Test
-  @DisplayName("a round trip that fails fails every entry as the single verb would; nothing runs")
+  @DisplayName(
+      "a round trip that fails slowly fails every entry as the single verb would; nothing runs")
   void failed_round_trip_fails_every_entry() throws Exception {
+    nextClaimBatchFailsSlowly();
     CompletableFuture<Outcome> leader = heldLeader("lead");
     List<CompletableFuture<Outcome>> followers = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       followers.add(queuedCaller("k" + i, null));
     }
-    backend.failNextClaimBatch.set(new LockBackendException("store down"));
     backend.singleGate.countDown();
 
     assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);
@@ -292,12 +307,12 @@ class GuardBatchingTest {
   void failed_round_trip_is_retried_per_entry() throws Exception {
     guard.close();
     guard = newGuard(2);
+    nextClaimBatchFailsSlowly();
     CompletableFuture<Outcome> leader = heldLeader("lead");
     List<CompletableFuture<Outcome>> followers = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       followers.add(queuedCaller("k" + i, null));
     }
-    backend.failNextClaimBatch.set(new LockBackendException("store down"));
     backend.singleGate.countDown();
 
     assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);
@@ -305,6 +320,34 @@ class GuardBatchingTest {
       assertThat(value(f)).isEqualTo(new LockResult.Executed<>(1, 1, Completion.COMPLETED));
     }
     assertThat(listener.events).containsSubsequence("call:CLAIM:failed", "call:CLAIM:ok");
+  }
+
+  @Test
+  @DisplayName(
+      "a batch refused at once is sent again entry by entry, each on its caller's thread: every"
+          + " entry gets its single verb's own answer")
+  void a_batch_refused_at_once_is_sent_again_entry_by_entry() throws Exception {
+    CompletableFuture<Outcome> leader = heldLeader("lead");
+    List<CompletableFuture<Outcome>> followers = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      followers.add(queuedCaller("k" + i, null));
+    }
+    backend.failNextClaimBatch.set(new LockBackendException("refused: one row breaks a rule"));
+    backend.singleGate.countDown();
+
+    assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);
+    for (CompletableFuture<Outcome> f : followers) {
+      assertThat(value(f)).isEqualTo(new LockResult.Executed<>(1, 1, Completion.COMPLETED));
+    }
+    assertThat(backend.claimBatches).containsExactly(List.of("k1", "k2", "k3"));
+    // The leader's single claim, then each entry of the refused batch alone.
+    assertThat(backend.singleClaims).hasValue(1 + 3);
+    for (String k : List.of("k1", "k2", "k3")) {
+      assertThat(runs.get(k)).hasValue(1);
+      assertThat(backend.store.inspect(k).orElseThrow().state()).isEqualTo(LockState.DONE);
+    }
+    assertThat(listener.events).contains("batch:CLAIM:3:failed");
+    assertThat(listener.events.stream().filter(e -> e.equals("call:CLAIM:failed"))).isEmpty();
   }
 
   @Test
