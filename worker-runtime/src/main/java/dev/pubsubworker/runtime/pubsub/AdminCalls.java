@@ -5,6 +5,8 @@ import com.google.api.core.InternalApi;
 import com.google.api.gax.rpc.ApiException;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Waits for an admin call the way a blocking client method would, except that an interrupt ends the
@@ -40,7 +42,32 @@ public final class AdminCalls {
    */
   static <T> T await(ApiFuture<T> call) {
     try {
-      return call.get();
+      return get(call, 0, false);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("an unbounded wait timed out", e);
+    }
+  }
+
+  /**
+   * The call's result, waiting at most until {@code deadlineNanos} ({@link System#nanoTime}).
+   *
+   * @throws TimeoutException once the deadline passed (the call is cancelled)
+   * @throws com.google.api.gax.rpc.ApiException as the blocking method would
+   * @throws CancellationException if the thread was interrupted meanwhile (its flag stays set)
+   */
+  static <T> T await(ApiFuture<T> call, long deadlineNanos) throws TimeoutException {
+    return get(call, deadlineNanos, true);
+  }
+
+  private static <T> T get(ApiFuture<T> call, long deadlineNanos, boolean bounded)
+      throws TimeoutException {
+    try {
+      return bounded
+          ? call.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)
+          : call.get();
+    } catch (TimeoutException e) {
+      call.cancel(true);
+      throw e;
     } catch (InterruptedException e) {
       call.cancel(true);
       Thread.currentThread().interrupt();

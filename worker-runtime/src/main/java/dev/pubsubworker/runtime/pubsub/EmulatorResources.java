@@ -20,8 +20,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
@@ -320,15 +318,8 @@ public final class EmulatorResources {
 
     <T> T await(ApiFuture<T> call, String what) {
       try {
-        return call.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-      } catch (InterruptedException e) {
-        call.cancel(true);
-        Thread.currentThread().interrupt();
-        CancellationException cancelled = new CancellationException("interrupted");
-        cancelled.initCause(e);
-        throw cancelled;
+        return AdminCalls.await(call, deadline);
       } catch (TimeoutException e) {
-        call.cancel(true);
         throw new EmulatorUnavailableException(
             what
                 + ": the Pub/Sub emulator at "
@@ -337,15 +328,6 @@ public final class EmulatorResources {
                 + timeout.toSeconds()
                 + "s; is it running?",
             e);
-      } catch (ExecutionException e) {
-        Throwable cause = e.getCause();
-        if (cause instanceof RuntimeException r) {
-          throw r;
-        }
-        if (cause instanceof Error err) {
-          throw err;
-        }
-        throw new EmulatorUnavailableException(what + ": " + cause, cause);
       }
     }
 
