@@ -151,7 +151,7 @@ final class RedriveCommand implements Callable<Integer> {
     Worker worker = null;
     try {
       settings = options.config.load();
-      LogFormats.apply(settings.logging().format());
+      LogFormats.apply(settings.logging());
       List<LoadedPlugin> plugins =
           PluginLoader.load(settings, RedriveCommand.class.getClassLoader());
       worker = Worker.newBuilder(settings).plugins(plugins).build();

@@ -25,9 +25,10 @@ import picocli.CommandLine.Spec;
  * start-up), non-zero if the config is invalid, a subscription or the lock store is unavailable, or
  * a subscriber failed.
  *
- * <p>Applies {@code pubsub-worker.logging.format} to the log output, and serves {@code /metrics},
- * {@code /healthz} and {@code /readyz} on {@code pubsub-worker.observability.http-host:http-port}
- * (port 0: off) from before the subscribers start until the worker has stopped.
+ * <p>Applies {@code pubsub-worker.logging.format} and {@code source-location} to the log output,
+ * and serves {@code /metrics}, {@code /healthz} and {@code /readyz} on {@code
+ * pubsub-worker.observability.http-host:http-port} (port 0: off) from before the subscribers start
+ * until the worker has stopped.
  */
 @Command(
     name = "run",
@@ -68,7 +69,7 @@ final class RunCommand implements Callable<Integer> {
     WorkerConfig settings = null;
     try {
       settings = config.load();
-      LogFormats.apply(settings.logging().format());
+      LogFormats.apply(settings.logging());
       List<LoadedPlugin> plugins = PluginLoader.load(settings, RunCommand.class.getClassLoader());
       observability = Observability.create(settings);
       worker =

@@ -315,7 +315,8 @@ public record WorkerConfig(
     LoggingConfig logging =
         new LoggingConfig(
             logs.choice("format", LogFormat.class, LogFormat.TEXT),
-            logs.choice("key-format", KeyLogFormat.class, KeyLogFormat.PLAIN));
+            logs.choice("key-format", KeyLogFormat.class, KeyLogFormat.PLAIN),
+            logs.choice("source-location", LogSourceLocation.class, LogSourceLocation.WARN));
     logs.rejectUnknown();
 
     SettingsReader defaultsReader = top.object("subscription-defaults");

@@ -7,9 +7,13 @@ import ch.qos.logback.classic.spi.ThrowableProxyUtil;
 import ch.qos.logback.core.CoreConstants;
 import ch.qos.logback.core.LayoutBase;
 import com.google.api.core.InternalApi;
+import dev.pubsubworker.runtime.config.KnownSecrets;
+import dev.pubsubworker.runtime.config.LogSourceLocation;
 import java.time.Instant;
 import java.time.format.DateTimeFormatter;
+import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.TreeMap;
 
 /**
@@ -19,8 +23,10 @@ import java.util.TreeMap;
  * <pre>{@code
  * {"time":"2025-05-01T12:00:00.123456Z","severity":"WARNING","message":"key orders:po-7 is in
  * progress elsewhere ...","logger":"dev.pubsubworker.pubsub.Failures",
- * "thread":"handler-orders-1","subscription":"orders","messageId":"1234","deliveryAttempt":2,
- * "key":"orders:po-7","fence":3}
+ * "thread":"handler-orders-1","logging.googleapis.com/sourceLocation":{"file":"Failures.java",
+ * "line":"189","function":"dev.pubsubworker.pubsub.Failures.inProgress"},"subscription":"orders",
+ * "messageId":"1234","deliveryAttempt":2,"key":"orders:po-7","fence":3,
+ * "logging.googleapis.com/labels":{"subscription":"orders"}}
  * }</pre>
  *
  * <ul>
@@ -31,12 +37,21 @@ import java.util.TreeMap;
  *       next lines (Java's own format, causes included), which Error Reporting recognises. ERROR
  *       events with a throwable also carry Error Reporting's {@code @type}.
  *   <li>{@code logger}, {@code thread}.
+ *   <li>{@code logging.googleapis.com/sourceLocation}, which Cloud Logging shows as the entry's
+ *       source: {@code file} (the JVM's file name), {@code line} (a string, as the API's int64),
+ *       {@code function} ({@code class.method}) of the code that wrote the line; on the lines
+ *       {@link #setSourceLocation} selects (WARN and ERROR by default), when the JVM knows the
+ *       caller. Finding it walks the stack of the thread that logs, once per such line.
  *   <li>The dispatcher's MDC fields as top-level fields when present: {@code subscription}, {@code
  *       messageId}, {@code deliveryAttempt} and {@code fence} (as numbers), {@code key} (as the
  *       configured key format rendered it); and, when the delivery carries a trace, {@code
  *       logging.googleapis.com/trace}, {@code logging.googleapis.com/spanId} and {@code
  *       logging.googleapis.com/trace_sampled} (a boolean), which Cloud Logging uses to link the
  *       line to the trace. Any other MDC entry goes into an {@code mdc} object.
+ *   <li>{@code logging.googleapis.com/labels}, which Cloud Logging makes the entry's labels
+ *       (indexed, for low-cardinality values): {@code {"subscription": ...}} on a line written
+ *       while handling a message. Only the worker's own low-cardinality fields become labels; never
+ *       a message id, key, fence, trace, payload or another MDC entry.
  * </ul>
  *
  * Every configured secret is masked in every value ({@link
@@ -55,26 +70,50 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
   static final String ERROR_REPORTING_TYPE =
       "type.googleapis.com/google.devtools.clouderrorreporting.v1beta1.ReportedErrorEvent";
 
+  /** The field Cloud Logging reads as the entry's source location. */
+  static final String SOURCE_LOCATION = "logging.googleapis.com/sourceLocation";
+
+  /** The field Cloud Logging reads as the entry's labels. */
+  static final String LABELS = "logging.googleapis.com/labels";
+
+  /** The MDC fields that are also labels: low-cardinality, the worker's own. */
+  static final List<String> LABEL_KEYS = List.of(MdcKeys.SUBSCRIPTION);
+
   private static final char REPLACEMENT = '\ufffd';
+
+  private volatile LogSourceLocation sourceLocation = LogSourceLocation.WARN;
 
   /** Creates the layout; logback calls this from {@code logback.xml}. */
   public JsonLogLayout() {}
 
+  /** Which lines carry {@code logging.googleapis.com/sourceLocation}; WARN and ERROR unless set. */
+  public void setSourceLocation(LogSourceLocation sourceLocation) {
+    this.sourceLocation = Objects.requireNonNull(sourceLocation, "sourceLocation");
+  }
+
+  /** Which lines carry {@code logging.googleapis.com/sourceLocation}. */
+  public LogSourceLocation getSourceLocation() {
+    return sourceLocation;
+  }
+
   @Override
-  public String doLayout(ILoggingEvent raw) {
-    // Configured secrets are masked in every value before it is escaped (KnownSecrets).
-    ILoggingEvent event = EscapedEvent.masked(raw);
+  public String doLayout(ILoggingEvent event) {
+    // Configured secrets are masked (KnownSecrets) in every value that can come from outside the
+    // code, before string() escapes it.
     StringBuilder json = new StringBuilder(256);
     json.append('{');
     field(json, "time", DateTimeFormatter.ISO_INSTANT.format(time(event)));
     json.append(',');
     field(json, "severity", severity(event.getLevel()));
     json.append(',');
-    field(json, "message", message(event));
+    field(json, "message", KnownSecrets.mask(message(event)));
     json.append(',');
-    field(json, "logger", event.getLoggerName());
+    field(json, "logger", KnownSecrets.mask(event.getLoggerName()));
     json.append(',');
-    field(json, "thread", event.getThreadName());
+    field(json, "thread", KnownSecrets.mask(event.getThreadName()));
+    if (wantsSourceLocation(event.getLevel())) {
+      sourceLocation(json, event);
+    }
     if (event.getLevel() == Level.ERROR && event.getThrowableProxy() != null) {
       json.append(',');
       field(json, "@type", ERROR_REPORTING_TYPE);
@@ -82,7 +121,7 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
     Map<String, String> mdc = event.getMDCPropertyMap();
     if (mdc != null && !mdc.isEmpty()) {
       for (String name : MdcKeys.ALL) {
-        String value = mdc.get(name);
+        String value = KnownSecrets.mask(mdc.get(name));
         if (value == null || value.isEmpty()) {
           continue;
         }
@@ -98,8 +137,8 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
       Map<String, String> others = new TreeMap<>();
       mdc.forEach(
           (k, v) -> {
-            if (!MdcKeys.ALL.contains(k) && v != null) {
-              others.put(k, v);
+            if (!MdcKeys.ALL.contains(k) && k != null && v != null) {
+              others.put(KnownSecrets.mask(k), KnownSecrets.mask(v));
             }
           });
       if (!others.isEmpty()) {
@@ -116,6 +155,7 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
         }
         json.append('}');
       }
+      labels(json, mdc);
     }
     json.append('}').append(CoreConstants.LINE_SEPARATOR);
     return json.toString();
@@ -138,6 +178,62 @@ public final class JsonLogLayout extends LayoutBase<ILoggingEvent> {
       case Level.DEBUG_INT, Level.TRACE_INT -> "DEBUG";
       default -> "DEFAULT";
     };
+  }
+
+  private boolean wantsSourceLocation(Level level) {
+    return switch (sourceLocation) {
+      case NONE -> false;
+      case WARN -> level != null && level.isGreaterOrEqual(Level.WARN);
+      case ALL -> true;
+    };
+  }
+
+  /**
+   * Appends {@code ,"logging.googleapis.com/sourceLocation":{...}} for the frame that called the
+   * logger, if the JVM knows it (logback's caller data: the first frame past the logging
+   * framework's).
+   */
+  private static void sourceLocation(StringBuilder json, ILoggingEvent event) {
+    StackTraceElement[] callers = event.getCallerData();
+    if (callers == null || callers.length == 0 || callers[0] == null) {
+      return;
+    }
+    StackTraceElement caller = callers[0];
+    json.append(',');
+    string(json, SOURCE_LOCATION);
+    json.append(":{");
+    if (caller.getFileName() != null) {
+      field(json, "file", caller.getFileName());
+      json.append(',');
+    }
+    if (caller.getLineNumber() > 0) {
+      field(json, "line", Integer.toString(caller.getLineNumber()));
+      json.append(',');
+    }
+    field(json, "function", caller.getClassName() + "." + caller.getMethodName());
+    json.append('}');
+  }
+
+  /** Appends {@code ,"logging.googleapis.com/labels":{...}} if any {@link #LABEL_KEYS} is set. */
+  private static void labels(StringBuilder json, Map<String, String> mdc) {
+    int before = json.length();
+    for (String name : LABEL_KEYS) {
+      String value = mdc.get(name);
+      if (value == null || value.isEmpty()) {
+        continue;
+      }
+      if (json.length() == before) {
+        json.append(',');
+        string(json, LABELS);
+        json.append(":{");
+      } else {
+        json.append(',');
+      }
+      field(json, name, KnownSecrets.mask(value));
+    }
+    if (json.length() != before) {
+      json.append('}');
+    }
   }
 
   private static Instant time(ILoggingEvent event) {

@@ -7,7 +7,10 @@ import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.OutputStreamAppender;
 import com.google.api.core.InternalApi;
 import dev.pubsubworker.runtime.config.LogFormat;
+import dev.pubsubworker.runtime.config.LogSourceLocation;
+import dev.pubsubworker.runtime.config.LoggingConfig;
 import java.util.Iterator;
+import java.util.function.Consumer;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
@@ -15,8 +18,10 @@ import org.slf4j.LoggerFactory;
  * Switches the process's log format at run time, after the config is loaded: {@code
  * dev/pubsubworker/runtime/logback-worker.xml} (which an application's {@code logback.xml}
  * includes) picks the format at boot from {@code -Dpubsub-worker.logging.format} or the environment
- * variable {@code PUBSUB_WORKER_LOG_FORMAT}, and the {@code run} command then applies {@code
- * pubsub-worker.logging.format} from the config (which those same overrides feed).
+ * variable {@code PUBSUB_WORKER_LOG_FORMAT} (and the JSON lines' source location from {@code
+ * -Dpubsub-worker.logging.source-location} or {@code PUBSUB_WORKER_LOG_SOURCE_LOCATION}), and the
+ * {@code run} and {@code redrive} commands then apply {@code pubsub-worker.logging.format} and
+ * {@code source-location} from the config (which those same overrides feed).
  */
 @InternalApi("the run command's switch of the log format")
 public final class LogFormats {
@@ -46,6 +51,29 @@ public final class LogFormats {
     if (!LOGBACK) {
       return 0; // logback-classic is optional: an application may bind another SLF4J backend
     }
+    return forEachEncoder(encoder -> encoder.setLogFormat(format));
+  }
+
+  /**
+   * Sets the config's format and source location on every {@link WorkerLogEncoder}, as {@link
+   * #apply(LogFormat)} does.
+   *
+   * @return how many encoders were switched
+   */
+  public static int apply(LoggingConfig logging) {
+    if (!LOGBACK) {
+      return 0; // before the lambda below, which names a logback class
+    }
+    LogFormat format = logging.format();
+    LogSourceLocation sourceLocation = logging.sourceLocation();
+    return forEachEncoder(
+        encoder -> {
+          encoder.setLogFormat(format);
+          encoder.setLogSourceLocation(sourceLocation);
+        });
+  }
+
+  private static int forEachEncoder(Consumer<WorkerLogEncoder> change) {
     ILoggerFactory factory = LoggerFactory.getILoggerFactory();
     if (!(factory instanceof LoggerContext context)) {
       return 0;
@@ -55,7 +83,7 @@ public final class LogFormats {
       for (Iterator<Appender<ILoggingEvent>> it = logger.iteratorForAppenders(); it.hasNext(); ) {
         if (it.next() instanceof OutputStreamAppender<ILoggingEvent> out
             && out.getEncoder() instanceof WorkerLogEncoder encoder) {
-          encoder.setLogFormat(format);
+          change.accept(encoder);
           switched++;
         }
       }

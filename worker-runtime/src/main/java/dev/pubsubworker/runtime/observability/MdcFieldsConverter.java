@@ -2,18 +2,26 @@ package dev.pubsubworker.runtime.observability;
 
 import ch.qos.logback.classic.pattern.ClassicConverter;
 import ch.qos.logback.classic.spi.ILoggingEvent;
+import com.google.api.core.InternalApi;
 import java.util.Map;
 
 /**
- * The text pattern's {@code %mdcFields}: the dispatcher's MDC fields that are present, as {@code "
- * [orders 1234 attempt=2 key=po-7 fence=3]"} (subscription and message id bare, the others named),
- * or nothing at all on a line written outside a message. The trace fields are left to the JSON
- * format, where Cloud Logging reads them. Values arrive escaped ({@link EscapedEvent}).
+ * {@code %mdcFields}: the dispatcher's MDC fields that are present, as {@code " [orders 1234
+ * attempt=2 key=po-7 fence=3]"} (subscription and message id bare, the others named), or nothing at
+ * all on a line written outside a message. Each value is masked and escaped ({@link
+ * TextLogValues}): a key or a message id cannot end the line. The trace fields are left to the JSON
+ * format, where Cloud Logging reads them. Registered by {@code
+ * dev/pubsubworker/runtime/logback-worker.xml} and by the worker's own encoder ({@link
+ * WorkerLogEncoder}).
  */
-final class MdcFieldsConverter extends ClassicConverter {
+@InternalApi("named by the logging configuration; the conversion word is the contract")
+public final class MdcFieldsConverter extends ClassicConverter {
 
   /** The conversion word in a pattern. */
-  static final String WORD = "mdcFields";
+  public static final String WORD = "mdcFields";
+
+  /** Creates the converter; logback calls this for each use of the word in a pattern. */
+  public MdcFieldsConverter() {}
 
   @Override
   public String convert(ILoggingEvent event) {
@@ -33,7 +41,7 @@ final class MdcFieldsConverter extends ClassicConverter {
         case MdcKeys.DELIVERY_ATTEMPT -> fields.append("attempt=");
         default -> fields.append(name).append('=');
       }
-      fields.append(value);
+      fields.append(TextLogValues.of(value));
     }
     return fields.length() == 0 ? "" : fields.append(']').toString();
   }

@@ -81,6 +81,7 @@ class ReferenceConfDefaultsTest {
     p.put("observability.tracing.service-name", string("pubsub-worker"));
     p.put("logging.format", string("text"));
     p.put("logging.key-format", string("plain"));
+    p.put("logging.source-location", string("warn"));
     p.put("subscription-defaults.guard", string("lock"));
     p.put("subscription-defaults.key", string("message-id"));
     p.put("subscription-defaults.key-namespace", string(""));

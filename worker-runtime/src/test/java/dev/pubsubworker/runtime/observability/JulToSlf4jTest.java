@@ -7,6 +7,8 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.logging.LogManager;
 import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
@@ -14,7 +16,8 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * The shipped logging (logback-worker.xml, as logback-test.xml includes it) routes
- * java.util.logging through logback.
+ * java.util.logging through logback, and a bridged line's source location is the code that called
+ * java.util.logging.
  */
 class JulToSlf4jTest {
 
@@ -43,5 +46,25 @@ class JulToSlf4jTest {
     } finally {
       target.detachAppender(events);
     }
+  }
+
+  @Test
+  void a_bridged_warning_is_located_at_the_code_that_called_java_util_logging() throws Exception {
+    java.util.logging.Logger jul = java.util.logging.Logger.getLogger("dev.pubsubworker.jultest");
+    String line;
+    int at;
+    try (CapturedLog captured = CapturedLog.attach("json")) {
+      at = new Throwable().getStackTrace()[0].getLineNumber() + 1;
+      jul.warning("channel closed");
+      line = captured.events.stream().filter(l -> l.contains("channel closed")).findFirst().get();
+    }
+    JsonNode location = new ObjectMapper().readTree(line).get(JsonLogLayout.SOURCE_LOCATION);
+    // Past java.util.logging's frames and the bridge's, not in them.
+    assertThat(location.get("function").asText())
+        .isEqualTo(
+            JulToSlf4jTest.class.getName()
+                + ".a_bridged_warning_is_located_at_the_code_that_called_java_util_logging");
+    assertThat(location.get("file").asText()).isEqualTo("JulToSlf4jTest.java");
+    assertThat(location.get("line").asText()).isEqualTo(String.valueOf(at));
   }
 }

@@ -10,7 +10,10 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.classic.spi.LoggingEvent;
 import ch.qos.logback.core.OutputStreamAppender;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pubsubworker.runtime.config.KeyLogFormat;
 import dev.pubsubworker.runtime.config.LogFormat;
+import dev.pubsubworker.runtime.config.LogSourceLocation;
+import dev.pubsubworker.runtime.config.LoggingConfig;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -39,6 +42,53 @@ class LogFormatsTest {
   }
 
   @Test
+  void logback_xml_picks_the_json_source_location_from_the_system_property_at_boot()
+      throws Exception {
+    assertThat(boot("pubsub-worker.logging.source-location", "all").getLogSourceLocation())
+        .isEqualTo(LogSourceLocation.ALL);
+    assertThat(boot("pubsub-worker.logging.source-location", "NONE").getLogSourceLocation())
+        .isEqualTo(LogSourceLocation.NONE);
+    assertThat(boot("pubsub-worker.logging.source-location", "loud").getLogSourceLocation())
+        .as("unknown falls back to warn")
+        .isEqualTo(LogSourceLocation.WARN);
+    assertThat(boot("pubsub-worker.logging.format", "json").getLogSourceLocation())
+        .as("the default")
+        .isEqualTo(LogSourceLocation.WARN);
+  }
+
+  @Test
+  void apply_of_the_logging_config_sets_the_format_and_the_source_location() throws Exception {
+    LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
+    WorkerLogEncoder encoder = consoleEncoder(context);
+    LogFormat format = encoder.getLogFormat();
+    LogSourceLocation location = encoder.getLogSourceLocation();
+    try {
+      LoggingConfig logging =
+          new LoggingConfig(LogFormat.JSON, KeyLogFormat.PLAIN, LogSourceLocation.ALL);
+      assertThat(LogFormats.apply(logging)).isEqualTo(1);
+      LoggingEvent e =
+          new LoggingEvent(
+              Logger.class.getName(), context.getLogger("x"), Level.INFO, "hello", null, null);
+      e.setCallerData(new StackTraceElement[] {new StackTraceElement("a.B", "c", "B.java", 7)});
+      String line = new String(encoder.encode(e), StandardCharsets.UTF_8);
+      assertThat(
+              new ObjectMapper()
+                  .readTree(line)
+                  .get(JsonLogLayout.SOURCE_LOCATION)
+                  .get("function")
+                  .asText())
+          .isEqualTo("a.B.c");
+      LogFormats.apply(
+          new LoggingConfig(LogFormat.JSON, KeyLogFormat.PLAIN, LogSourceLocation.NONE));
+      line = new String(encoder.encode(e), StandardCharsets.UTF_8);
+      assertThat(new ObjectMapper().readTree(line).has(JsonLogLayout.SOURCE_LOCATION)).isFalse();
+    } finally {
+      encoder.setLogFormat(format);
+      encoder.setLogSourceLocation(location);
+    }
+  }
+
+  @Test
   void apply_switches_the_live_encoder_and_back() throws Exception {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     WorkerLogEncoder encoder = consoleEncoder(context);
@@ -60,9 +110,15 @@ class LogFormatsTest {
     }
   }
 
-  /** Configures a fresh logger context from the shipped logging with the property set. */
   private static LogFormat bootFormat(String property) throws Exception {
-    String key = "pubsub-worker.logging.format";
+    return boot("pubsub-worker.logging.format", property).getLogFormat();
+  }
+
+  /**
+   * Configures a fresh logger context from the shipped logging with the property set; its console
+   * encoder, stopped.
+   */
+  private static WorkerLogEncoder boot(String key, String property) throws Exception {
     String old = System.getProperty(key);
     System.setProperty(key, property);
     LoggerContext context = new LoggerContext();
@@ -76,7 +132,7 @@ class LogFormatsTest {
           new java.io.ByteArrayInputStream(
               ("<configuration><include resource=\"" + WORKER_LOGGING + "\"/></configuration>")
                   .getBytes(StandardCharsets.UTF_8)));
-      return consoleEncoder(context).getLogFormat();
+      return consoleEncoder(context);
     } finally {
       context.stop();
       if (old == null) {

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The JSON log lines of a real run on the embedded Pub/Sub server, at DEBUG: every line parses and
- * carries the Cloud Logging fields, dispatch lines carry the MDC fields, keys appear only hashed
- * (key-format = sha256), and no payload ever appears.
+ * carries the Cloud Logging fields, dispatch lines carry the MDC fields and the subscription label,
+ * WARN and ERROR lines their source location, keys appear only hashed (key-format = sha256), and no
+ * payload ever appears.
  */
 class LoggingEndToEndTest {
 
@@ -99,6 +100,14 @@ class LoggingEndToEndTest {
     assertThat(failure.get("key").asText()).matches("sha256:[0-9a-f]{16}");
     assertThat(failure.get("message").asText())
         .contains("\njava.lang.IllegalStateException: supplier timed out\n\tat ");
+    // An ERROR: located (by default from WARN up) at the worker's code that wrote it; labelled.
+    JsonNode location = failure.get("logging.googleapis.com/sourceLocation");
+    assertThat(location.get("function").asText()).startsWith("dev.pubsubworker.");
+    assertThat(location.get("file").asText()).endsWith(".java");
+    assertThat(location.get("line").asText()).matches("[1-9][0-9]*");
+    assertThat(failure.get("logging.googleapis.com/labels").get("subscription").asText())
+        .isEqualTo("test");
+    assertThat(failure.get("logging.googleapis.com/labels").size()).isEqualTo(1);
 
     JsonNode duplicate =
         parsed.stream()
@@ -106,6 +115,7 @@ class LoggingEndToEndTest {
             .findFirst()
             .orElseThrow();
     assertThat(duplicate.get("severity").asText()).isEqualTo("DEBUG");
+    assertThat(duplicate.has("logging.googleapis.com/sourceLocation")).isFalse();
     assertThat(duplicate.get("key").asText()).isEqualTo(failure.get("key").asText());
 
     JsonNode unkeyed =
