@@ -40,6 +40,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -82,13 +83,6 @@ final class ObservabilityHttpServer {
   private static final String TEXT = "text/plain; charset=utf-8";
   private static final Logger log = LoggerFactory.getLogger(ObservabilityHttpServer.class);
 
-  // Written as named here (Netty's own constants are lower case).
-  private static final AsciiString CONTENT_TYPE = AsciiString.cached("Content-Type");
-  private static final AsciiString CACHE_CONTROL = AsciiString.cached("Cache-Control");
-  private static final AsciiString CONTENT_LENGTH = AsciiString.cached("Content-Length");
-  private static final AsciiString CONNECTION = AsciiString.cached("Connection");
-  private static final AsciiString ALLOW = AsciiString.cached("Allow");
-
   /**
    * What one client may cost.
    *
@@ -108,11 +102,8 @@ final class ObservabilityHttpServer {
   private final InetSocketAddress address;
   private final Thread starter;
 
-  /** Open connections, oldest first; used on the event-loop thread only. */
-  private final LinkedHashSet<Channel> open = new LinkedHashSet<>();
-
   private final Object lock = new Object();
-  private EventLoopGroup group; // guarded by lock
+  private Netty netty; // guarded by lock
   private boolean stopped; // guarded by lock
 
   private ObservabilityHttpServer(
@@ -201,32 +192,95 @@ final class ObservabilityHttpServer {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    EventLoopGroup g;
+    Netty n;
     synchronized (lock) {
-      g = group;
+      n = netty;
     }
-    if (g != null) {
-      // Closes the listener and every connection registered with it.
-      g.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    if (n != null) {
+      n.shutdown(); // closes the listener and every connection registered with it
     }
     closeQuietly(listener); // if it never got registered
   }
 
-  /** On {@link #starter}: the event loop, and the bound socket registered with it. */
+  /**
+   * On {@link #starter}: the event loop, and the bound socket registered with it. Every use of
+   * Netty is in {@link Netty}, so that the caller's thread loads none of its classes.
+   */
   private void launch() {
     try {
-      EventLoopGroup g =
-          new MultiThreadIoEventLoopGroup(
-              1, ObservabilityHttpServer::eventLoopThread, NioIoHandler.newFactory());
+      Netty n = new Netty(listener, limits, routes);
       synchronized (lock) {
         if (stopped) {
-          g.shutdownGracefully(0, 0, TimeUnit.SECONDS);
+          n.shutdown();
           return;
         }
-        group = g;
+        netty = n;
       }
+      n.serve(this::isStopped);
+    } catch (RuntimeException | LinkageError e) {
+      log.error("the metrics and health server did not start: {}", e.toString(), e);
+      closeQuietly(listener);
+    }
+  }
+
+  private boolean isStopped() {
+    synchronized (lock) {
+      return stopped;
+    }
+  }
+
+  private record Response(int status, String contentType, String body) {}
+
+  private static Response verdict(Health.Verdict v) {
+    // The reasons quote store and subscriber errors, which can quote a configured secret.
+    return new Response(v.ok() ? 200 : 503, TEXT, KnownSecrets.mask(v.text()) + "\n");
+  }
+
+  /** The route's answer; a failing route is a 500. */
+  private static Response compute(Supplier<Response> route) {
+    try {
+      return route.get();
+    } catch (RuntimeException e) {
+      log.warn("metrics or health endpoint failed", e);
+      return new Response(500, TEXT, "internal error: " + KnownSecrets.mask(e.toString()) + "\n");
+    }
+  }
+
+  /** The server on Netty: one event loop, one {@link Exchange} per connection. */
+  private static final class Netty {
+    // Written as named here (Netty's own constants are lower case).
+    private static final AsciiString CONTENT_TYPE = AsciiString.cached("Content-Type");
+    private static final AsciiString CACHE_CONTROL = AsciiString.cached("Cache-Control");
+    private static final AsciiString CONTENT_LENGTH = AsciiString.cached("Content-Length");
+    private static final AsciiString CONNECTION = AsciiString.cached("Connection");
+    private static final AsciiString ALLOW = AsciiString.cached("Allow");
+
+    private final ServerSocketChannel listener;
+    private final Limits limits;
+    private final Map<String, Supplier<Response>> routes;
+    private final EventLoopGroup group;
+
+    /** Open connections, oldest first; used on the event-loop thread only. */
+    private final LinkedHashSet<Channel> open = new LinkedHashSet<>();
+
+    Netty(ServerSocketChannel listener, Limits limits, Map<String, Supplier<Response>> routes) {
+      this.listener = listener;
+      this.limits = limits;
+      this.routes = routes;
+      this.group =
+          new MultiThreadIoEventLoopGroup(1, Netty::eventLoopThread, NioIoHandler.newFactory());
+    }
+
+    private static Thread eventLoopThread(Runnable r) {
+      Thread t = new FastThreadLocalThread(r, "pubsub-worker-http");
+      t.setDaemon(true);
+      return t;
+    }
+
+    /** Registers the bound socket with the event loop, which then accepts. */
+    void serve(BooleanSupplier stopped) {
       new ServerBootstrap()
-          .group(g)
+          .group(group)
           .channelFactory(
               (ChannelFactory<NioServerSocketChannel>) () -> new NioServerSocketChannel(listener))
           .childHandler(
@@ -240,202 +294,174 @@ final class ObservabilityHttpServer {
           .addListener(
               (ChannelFutureListener)
                   f -> {
-                    if (!f.isSuccess() && !isStopped()) {
+                    if (!f.isSuccess() && !stopped.getAsBoolean()) {
                       log.error(
                           "the metrics and health server did not start: {}",
                           f.cause().toString(),
                           f.cause());
                     }
                   });
-    } catch (RuntimeException | LinkageError e) {
-      log.error("the metrics and health server did not start: {}", e.toString(), e);
-      closeQuietly(listener);
-    }
-  }
-
-  private boolean isStopped() {
-    synchronized (lock) {
-      return stopped;
-    }
-  }
-
-  private static Thread eventLoopThread(Runnable r) {
-    Thread t = new FastThreadLocalThread(r, "pubsub-worker-http");
-    t.setDaemon(true);
-    return t;
-  }
-
-  /** On the event loop, for each accepted connection: the limits, then the pipeline. */
-  private void admit(Channel ch) {
-    if (open.size() >= limits.maxConnections()) {
-      Channel oldest = open.iterator().next(); // the closest to its deadline anyway
-      open.remove(oldest);
-      oldest.close();
-    }
-    open.add(ch);
-    Exchange exchange = new Exchange(ch);
-    ScheduledFuture<?> deadline =
-        ch.eventLoop()
-            .schedule(exchange::expire, limits.exchangeTimeout().toNanos(), TimeUnit.NANOSECONDS);
-    ch.closeFuture()
-        .addListener(
-            (ChannelFutureListener)
-                f -> {
-                  open.remove(ch);
-                  deadline.cancel(false);
-                });
-    ch.pipeline().addLast(new HeadDecoder(exchange), new HttpResponseEncoder(), exchange);
-  }
-
-  /**
-   * Netty's request decoder, which limits the request line and the headers apart, with a limit on
-   * them together: the bytes of the head it consumed, or, while the head is not complete, every
-   * byte received. Lines may end with a bare LF, as before Netty.
-   */
-  private final class HeadDecoder extends HttpRequestDecoder {
-    private final Exchange exchange;
-    private long consumed;
-    private boolean headDone;
-
-    HeadDecoder(Exchange exchange) {
-      super(
-          new HttpDecoderConfig()
-              .setMaxInitialLineLength(limits.maxRequestBytes())
-              .setMaxHeaderSize(limits.maxRequestBytes())
-              .setStrictLineParsing(false));
-      this.exchange = exchange;
     }
 
-    @Override
-    protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out)
-        throws Exception {
-      if (exchange.answered) {
-        buffer.skipBytes(buffer.readableBytes()); // nothing more is read
-        return;
+    void shutdown() {
+      group.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(5, TimeUnit.SECONDS);
+    }
+
+    /** On the event loop, for each accepted connection: the limits, then the pipeline. */
+    private void admit(Channel ch) {
+      if (open.size() >= limits.maxConnections()) {
+        Channel oldest = open.iterator().next(); // the closest to its deadline anyway
+        open.remove(oldest);
+        oldest.close();
       }
-      int from = buffer.readerIndex();
-      int decoded = out.size();
-      super.decode(ctx, buffer, out);
-      if (headDone) {
-        return;
-      }
-      consumed += buffer.readerIndex() - from;
-      if (out.size() > decoded) {
-        headDone = true; // the request (or the decoder's refusal) is in out, the head consumed
-        exchange.headBytes = consumed;
-      } else if (consumed + buffer.readableBytes() > limits.maxRequestBytes()) {
-        exchange.tooLarge();
-        buffer.skipBytes(buffer.readableBytes());
-      }
-    }
-  }
-
-  private record Response(int status, String contentType, String body) {}
-
-  private static Response verdict(Health.Verdict v) {
-    // The reasons quote store and subscriber errors, which can quote a configured secret.
-    return new Response(v.ok() ? 200 : 503, TEXT, KnownSecrets.mask(v.text()) + "\n");
-  }
-
-  /** One connection: reads one request head, then writes one answer and closes. */
-  private final class Exchange extends SimpleChannelInboundHandler<HttpObject> {
-    final Channel channel;
-    boolean answered;
-    long headBytes;
-
-    Exchange(Channel channel) {
-      this.channel = channel;
+      open.add(ch);
+      Exchange exchange = new Exchange(ch);
+      ScheduledFuture<?> deadline =
+          ch.eventLoop()
+              .schedule(exchange::expire, limits.exchangeTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      ch.closeFuture()
+          .addListener(
+              (ChannelFutureListener)
+                  f -> {
+                    open.remove(ch);
+                    deadline.cancel(false);
+                  });
+      ch.pipeline().addLast(new HeadDecoder(exchange), new HttpResponseEncoder(), exchange);
     }
 
-    @Override
-    protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
-      if (answered || !(msg instanceof HttpRequest request)) {
-        return; // a body, or anything after the answer
+    /**
+     * Netty's request decoder, which limits the request line and the headers apart, with a limit on
+     * them together: the bytes of the head it consumed, or, while the head is not complete, every
+     * byte received. Lines may end with a bare LF, as before Netty.
+     */
+    private final class HeadDecoder extends HttpRequestDecoder {
+      private final Exchange exchange;
+      private long consumed;
+      private boolean headDone;
+
+      HeadDecoder(Exchange exchange) {
+        super(
+            new HttpDecoderConfig()
+                .setMaxInitialLineLength(limits.maxRequestBytes())
+                .setMaxHeaderSize(limits.maxRequestBytes())
+                .setStrictLineParsing(false));
+        this.exchange = exchange;
       }
-      if (request.decoderResult().isFailure()) {
-        if (request.decoderResult().cause() instanceof TooLongFrameException) {
-          tooLarge();
-        } else {
-          answer("GET", new Response(400, TEXT, "bad request\n"), false);
+
+      @Override
+      protected void decode(ChannelHandlerContext ctx, ByteBuf buffer, List<Object> out)
+          throws Exception {
+        if (exchange.answered) {
+          buffer.skipBytes(buffer.readableBytes()); // nothing more is read
+          return;
         }
-        return;
-      }
-      if (headBytes > limits.maxRequestBytes()) {
-        tooLarge();
-        return;
-      }
-      String method = request.method().name();
-      Supplier<Response> route = routes.get(path(request.uri()));
-      if (route == null) {
-        answer(
-            method,
-            new Response(404, TEXT, "not found; try /metrics, /healthz or /readyz\n"),
-            false);
-      } else if (!method.equals("GET") && !method.equals("HEAD")) {
-        answer(method, new Response(405, TEXT, "method not allowed\n"), true);
-      } else {
-        answer(method, compute(route), false);
+        int from = buffer.readerIndex();
+        int decoded = out.size();
+        super.decode(ctx, buffer, out);
+        if (headDone) {
+          return;
+        }
+        consumed += buffer.readerIndex() - from;
+        if (out.size() > decoded) {
+          headDone = true; // the request (or the decoder's refusal) is in out, the head consumed
+          exchange.headBytes = consumed;
+        } else if (consumed + buffer.readableBytes() > limits.maxRequestBytes()) {
+          exchange.tooLarge();
+          buffer.skipBytes(buffer.readableBytes());
+        }
       }
     }
 
-    private void tooLarge() {
-      answer("GET", new Response(431, TEXT, "request header fields too large\n"), false);
-    }
+    /** One connection: reads one request head, then writes one answer and closes. */
+    private final class Exchange extends SimpleChannelInboundHandler<HttpObject> {
+      final Channel channel;
+      boolean answered;
+      long headBytes;
 
-    /** Writes the answer, then closes; reads nothing more. */
-    private void answer(String method, Response r, boolean allowHeader) {
-      answered = true;
-      channel.config().setAutoRead(false);
-      channel
-          .writeAndFlush(response(r, !method.equals("HEAD"), allowHeader))
-          .addListener(ChannelFutureListener.CLOSE);
-    }
+      Exchange(Channel channel) {
+        this.channel = channel;
+      }
 
-    /** At the deadline: a 408 if the client is still sending, and closed either way. */
-    void expire() {
-      if (!answered) {
+      @Override
+      protected void channelRead0(ChannelHandlerContext ctx, HttpObject msg) {
+        if (answered || !(msg instanceof HttpRequest request)) {
+          return; // a body, or anything after the answer
+        }
+        if (request.decoderResult().isFailure()) {
+          if (request.decoderResult().cause() instanceof TooLongFrameException) {
+            tooLarge();
+          } else {
+            answer("GET", new Response(400, TEXT, "bad request\n"), false);
+          }
+          return;
+        }
+        if (headBytes > limits.maxRequestBytes()) {
+          tooLarge();
+          return;
+        }
+        String method = request.method().name();
+        Supplier<Response> route = routes.get(path(request.uri()));
+        if (route == null) {
+          answer(
+              method,
+              new Response(404, TEXT, "not found; try /metrics, /healthz or /readyz\n"),
+              false);
+        } else if (!method.equals("GET") && !method.equals("HEAD")) {
+          answer(method, new Response(405, TEXT, "method not allowed\n"), true);
+        } else {
+          answer(method, compute(route), false);
+        }
+      }
+
+      void tooLarge() {
+        answer("GET", new Response(431, TEXT, "request header fields too large\n"), false);
+      }
+
+      /** Writes the answer, then closes; reads nothing more. */
+      private void answer(String method, Response r, boolean allowHeader) {
         answered = true;
-        // Best effort: whatever the socket takes now; it is closed either way.
-        channel.writeAndFlush(response(new Response(408, TEXT, ""), true, false));
+        channel.config().setAutoRead(false);
+        channel
+            .writeAndFlush(response(r, !method.equals("HEAD"), allowHeader))
+            .addListener(ChannelFutureListener.CLOSE);
       }
-      channel.close();
+
+      /** At the deadline: a 408 if the client is still sending, and closed either way. */
+      void expire() {
+        if (!answered) {
+          answered = true;
+          // Best effort: whatever the socket takes now; it is closed either way.
+          channel.writeAndFlush(response(new Response(408, TEXT, ""), true, false));
+        }
+        channel.close();
+      }
+
+      @Override
+      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        // A client went away or misbehaved: drop it, never the server.
+        log.debug("metrics and health connection dropped: {}", cause.toString());
+        ctx.close();
+      }
     }
 
-    @Override
-    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-      // A client went away or misbehaved: drop it, never the server.
-      log.debug("metrics and health connection dropped: {}", cause.toString());
-      ctx.close();
+    private static FullHttpResponse response(Response r, boolean withBody, boolean allowHeader) {
+      byte[] body = r.body().getBytes(StandardCharsets.UTF_8);
+      FullHttpResponse response =
+          new DefaultFullHttpResponse(
+              HttpVersion.HTTP_1_1,
+              HttpResponseStatus.valueOf(r.status()),
+              withBody ? Unpooled.wrappedBuffer(body) : Unpooled.EMPTY_BUFFER);
+      HttpHeaders headers = response.headers();
+      headers
+          .set(CONTENT_TYPE, r.contentType())
+          .set(CACHE_CONTROL, "no-store")
+          .set(CONTENT_LENGTH, body.length)
+          .set(CONNECTION, "close");
+      if (allowHeader) {
+        headers.set(ALLOW, "GET, HEAD");
+      }
+      return response;
     }
-  }
-
-  /** The route's answer; a failing route is a 500. */
-  private static Response compute(Supplier<Response> route) {
-    try {
-      return route.get();
-    } catch (RuntimeException e) {
-      log.warn("metrics or health endpoint failed", e);
-      return new Response(500, TEXT, "internal error: " + KnownSecrets.mask(e.toString()) + "\n");
-    }
-  }
-
-  private static FullHttpResponse response(Response r, boolean withBody, boolean allowHeader) {
-    byte[] body = r.body().getBytes(StandardCharsets.UTF_8);
-    FullHttpResponse response =
-        new DefaultFullHttpResponse(
-            HttpVersion.HTTP_1_1,
-            HttpResponseStatus.valueOf(r.status()),
-            withBody ? Unpooled.wrappedBuffer(body) : Unpooled.EMPTY_BUFFER);
-    HttpHeaders headers = response.headers();
-    headers
-        .set(CONTENT_TYPE, r.contentType())
-        .set(CACHE_CONTROL, "no-store")
-        .set(CONTENT_LENGTH, body.length)
-        .set(CONNECTION, "close");
-    if (allowHeader) {
-      headers.set(ALLOW, "GET, HEAD");
-    }
-    return response;
   }
 
   /** The path of a request target: origin form ({@code /healthz?x}) or absolute form. */
