@@ -218,4 +218,32 @@ class ObservabilityHttpServerTest {
     assertThat(exchange(address, "GET /healthz HTTP/1.1\r\nX: " + "a".repeat(10_000)))
         .startsWith("HTTP/1.1 431 ");
   }
+
+  @Test
+  void the_head_limit_counts_the_request_line_and_the_headers_together_and_not_the_body()
+      throws IOException {
+    InetSocketAddress address = start(ObservabilityHttpServer.Limits.DEFAULT);
+    // The request line and the header each fit in 8 KiB; together they do not.
+    String line = "GET /healthz?" + "q".repeat(5_000) + " HTTP/1.1\r\n";
+    assertThat(exchange(address, line + "X: " + "a".repeat(5_000) + "\r\n\r\n"))
+        .startsWith("HTTP/1.1 431 ");
+    // A head under the limit is answered, whatever the body that follows it in the same bytes.
+    String head =
+        "POST /metrics HTTP/1.1\r\nX: " + "a".repeat(8_000) + "\r\nContent-Length: 500\r\n\r\n";
+    assertThat(exchange(address, head + "b".repeat(500))).startsWith("HTTP/1.1 405 ");
+  }
+
+  @Test
+  void requests_the_http_decoder_refuses_are_400() throws IOException {
+    InetSocketAddress address = start(ObservabilityHttpServer.Limits.DEFAULT);
+    assertThat(exchange(address, "GET /healthz HTTP/1.1\r\nno colon\r\n\r\n"))
+        .startsWith("HTTP/1.1 400 Bad Request\r\n");
+    assertThat(
+            exchange(
+                address,
+                "POST /healthz HTTP/1.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    + "0\r\n\r\n"))
+        .startsWith("HTTP/1.1 400 ");
+    assertThat(Http.get(address, "/healthz").status()).isEqualTo(200);
+  }
 }
