@@ -23,9 +23,11 @@ import org.jspecify.annotations.Nullable;
  * single verb would have thrown for it ({@link IllegalArgumentException} for a bad key, {@link
  * LockBackendException} for a store failure). If the round trip as a whole fails, the method throws
  * {@link LockBackendException}: then every entry's outcome is unknown, exactly as for a failed
- * single verb, and no entry may have been reported {@code Won} without being stored. (The guard
- * sends the entries of a batch refused that way at the store's usual speed again one by one,
- * through the single verb: a backend need not find out which entry made the store refuse it.)
+ * single verb, and no entry may have been reported {@code Won} without being stored. When the store
+ * answered and refused the batch for what it was asked (a constraint, a value it cannot take), the
+ * method throws the {@link StoreRefusedException} subclass: the guard then sends the entries again
+ * one by one through the single verb, so a backend need not find out which entry made the store
+ * refuse it.
  *
  * <p>Implementations are thread-safe.
  */

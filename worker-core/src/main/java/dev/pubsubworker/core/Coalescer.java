@@ -45,17 +45,17 @@ import org.slf4j.LoggerFactory;
  * the limit is fixed.
  *
  * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
- * exception. A batch that the store refuses as a whole at its usual speed — within {@link
- * #SLOW_FLUSH_FACTOR} times the shortest recent round trip, so the store is up and answered, and
- * may have refused the statement because of one entry (a constraint of the table, a value it cannot
- * take) — does not fail its entries: each is handed back to its own caller, which sends it through
- * the single verb at once, side by side with the others, so only the entry the store refuses on its
- * own fails, and its batch-mates pay one more round trip, not a wait behind each other. Both verbs
- * may be sent again safely: a claim with the same token re-affirms the claim it may have made, a
- * complete of the same claim finds it DONE. A batch that fails slowly (a timeout, a store retrying
- * or down) fails every entry with a {@link LockBackendException} carrying the failure (its outcome
- * unknown, as for a failed single verb), since sending each again would make its caller wait out
- * the same trouble twice.
+ * exception. A batch the store refuses as a whole for what it was asked ({@link
+ * StoreRefusedException}: it is up, and may have refused the statement because of one entry — a
+ * constraint of the table, a value it cannot take) does not fail its entries: each is handed back
+ * to its own caller, which sends it through the single verb at once, side by side with the others,
+ * so only the entry the store refuses on its own fails, and its batch-mates pay one more round
+ * trip, not a wait behind each other. Both verbs may be sent again safely: a claim with the same
+ * token re-affirms the claim it may have made, a complete of the same claim finds it DONE. A round
+ * trip that fails as a whole for any other reason (the store unreachable, a timeout, retries spent)
+ * fails every entry with a {@link LockBackendException} carrying the failure (its outcome unknown,
+ * as for a failed single verb), since sending each again would make its caller wait out the same
+ * trouble twice.
  *
  * <p>Interrupts: with {@code interruptible}, a caller interrupted while its entry is still queued
  * leaves the queue (nothing was sent) and gets a {@link LockBackendException}; one interrupted
@@ -93,7 +93,7 @@ final class Coalescer<Q, R> {
   private static final int DONE = 3;
   private static final int GIVEN_UP = 4;
 
-  /** Handed back by a batch the store refused at its usual speed: the caller sends it alone. */
+  /** Handed back by a batch the store refused ({@link StoreRefusedException}): sent alone. */
   private static final int ALONE = 5;
 
   private final Verbs<Q, R> verbs;
@@ -434,9 +434,8 @@ final class Coalescer<Q, R> {
                 + " requests");
       }
     } catch (RuntimeException | Error e) {
-      long took = System.nanoTime() - started;
-      events.batch(verb, batch.size(), Duration.ofNanos(took), false);
-      if (e instanceof LockBackendException && answeredAtUsualSpeed(took)) {
+      events.batch(verb, batch.size(), Duration.ofNanos(System.nanoTime() - started), false);
+      if (e instanceof StoreRefusedException) {
         log.debug(
             "a batched {} of {} entries was refused as a whole; each is sent alone",
             verb,
@@ -465,13 +464,6 @@ final class Coalescer<Q, R> {
       }
     }
     return true;
-  }
-
-  /** Whether a round trip of {@code nanos} was within the store's usual speed. */
-  private boolean answeredAtUsualSpeed(long nanos) {
-    synchronized (lock) {
-      return minRtt == Long.MAX_VALUE || nanos <= SLOW_FLUSH_FACTOR * minRtt;
-    }
   }
 
   /**

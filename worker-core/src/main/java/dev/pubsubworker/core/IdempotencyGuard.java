@@ -70,11 +70,11 @@ import org.jspecify.annotations.Nullable;
  * while more calls in flight do not lengthen them (the store serves them side by side, so a queued
  * caller would only wait) and falls while they do (the store is the bottleneck, and a batch saves
  * it work). Each entry keeps the single verb's semantics and the claim retry above. A batch the
- * store refuses as a whole at its usual speed (it is up, and may have refused the statement for one
- * entry: a table constraint, a value it cannot take) is sent again entry by entry, each on its own
- * caller's thread at once, so one key never fails its batch-mates; a round trip that fails slowly
- * (a timeout, a store in trouble) fails every entry as the single verb would, without a second
- * wait. {@link Builder#batching} turns it on or off.
+ * store refuses as a whole ({@link StoreRefusedException}: it is up, and may have refused the
+ * statement for one entry, a table constraint or a value it cannot take) is sent again entry by
+ * entry, each on its own caller's thread at once, so one key never fails its batch-mates; a round
+ * trip that fails as a whole for any other reason (unreachable, a timeout) fails every entry as the
+ * single verb would, without a second wait. {@link Builder#batching} turns it on or off.
  *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see

@@ -17,10 +17,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A batch the store refuses as a whole: refused at the store's usual speed (it is up and said no,
- * perhaps because of one entry), each entry goes again alone on its own caller's thread, so only
- * the entry the store refuses on its own fails; refused slowly (a timeout, a store in trouble),
- * every entry fails at once, as before, so no caller waits out the trouble twice.
+ * A batch that fails as a whole: refused by the store ({@link StoreRefusedException}: it is up and
+ * said no, perhaps because of one entry), each entry goes again alone on its own caller's thread,
+ * so only the entry the store refuses on its own fails; failed for any other reason (unreachable, a
+ * timeout), every entry fails at once, as before, so no caller waits out the trouble twice.
  *
  * <p>Each test holds the first caller's round trip open until eleven more callers are queued behind
  * it (the limit is one flush), so they share one batch, deterministically.
@@ -39,18 +39,18 @@ class CoalescerRefusedBatchTest {
 
   /**
    * A fake store whose round trips take {@link #ROUND_TRIP_NANOS}, the first lone one held until
-   * released. It refuses any request naming "refused", alone or in a batch (a batch holding one is
-   * refused as a whole after {@code refusalNanos}).
+   * released. It refuses any request naming "refused" alone; a batch holding one fails as a whole
+   * with {@code batchFailure}.
    */
   private static final class Store implements Coalescer.Verbs<String, String> {
-    final long refusalNanos;
+    final LockBackendException batchFailure;
     final CountDownLatch gateEntered = new CountDownLatch(1);
     final CountDownLatch gate = new CountDownLatch(1);
     final AtomicInteger singles = new AtomicInteger();
     final AtomicInteger batches = new AtomicInteger();
 
-    Store(long refusalNanos) {
-      this.refusalNanos = refusalNanos;
+    Store(LockBackendException batchFailure) {
+      this.batchFailure = batchFailure;
     }
 
     @Override
@@ -66,7 +66,7 @@ class CoalescerRefusedBatchTest {
       }
       pause(ROUND_TRIP_NANOS);
       if (request.contains("refused")) {
-        throw new LockBackendException("the store refused " + request);
+        throw new StoreRefusedException("the store refused " + request);
       }
       return request;
     }
@@ -74,11 +74,10 @@ class CoalescerRefusedBatchTest {
     @Override
     public List<BatchLockBackend.BatchResult<String>> batch(List<String> requests) {
       batches.incrementAndGet();
-      if (requests.stream().anyMatch(r -> r.contains("refused"))) {
-        pause(refusalNanos);
-        throw new LockBackendException("the store refused the statement");
-      }
       pause(ROUND_TRIP_NANOS);
+      if (requests.stream().anyMatch(r -> r.contains("refused"))) {
+        throw batchFailure;
+      }
       return requests.stream().map(BatchLockBackend.BatchResult::of).toList();
     }
 
@@ -95,7 +94,7 @@ class CoalescerRefusedBatchTest {
     }
   }
 
-  /** Sets the shortest round trip with lone calls, then queues {@link #QUEUED} behind a gate. */
+  /** Makes a few lone calls, then queues {@link #QUEUED} callers behind a gate. */
   private List<Future<Object>> queueBehindGate(Coalescer<String, String> c, Store store)
       throws Exception {
     for (int i = 0; i < 5; i++) {
@@ -140,9 +139,8 @@ class CoalescerRefusedBatchTest {
   }
 
   @Test
-  void a_batch_refused_at_the_usual_speed_fails_only_the_entry_the_store_refuses_alone()
-      throws Exception {
-    Store store = new Store(ROUND_TRIP_NANOS);
+  void a_refused_batch_fails_only_the_entry_the_store_refuses_alone() throws Exception {
+    Store store = new Store(new StoreRefusedException("the store refused the statement"));
     Coalescer<String, String> c = coalescer(store);
     List<Future<Object>> futures = queueBehindGate(c, store);
     for (int i = 0; i < QUEUED; i++) {
@@ -162,9 +160,8 @@ class CoalescerRefusedBatchTest {
   }
 
   @Test
-  void a_batch_refused_slowly_fails_every_entry_at_once() throws Exception {
-    // Far beyond SLOW_FLUSH_FACTOR times the shortest round trip (5 ms).
-    Store store = new Store(40 * ROUND_TRIP_NANOS * Coalescer.SLOW_FLUSH_FACTOR / 8);
+  void a_batch_failed_otherwise_fails_every_entry_at_once() throws Exception {
+    Store store = new Store(new LockBackendException("the store refused the statement"));
     Coalescer<String, String> c = coalescer(store);
     List<Future<Object>> futures = queueBehindGate(c, store);
     for (Future<Object> f : futures) {

@@ -51,9 +51,6 @@ final class GatedBatchBackend implements BatchLockBackend {
   /** If set, the next claim batch fails as a whole, before it writes. */
   final AtomicReference<LockBackendException> failNextClaimBatch = new AtomicReference<>();
 
-  /** How long a failing claim batch takes before it throws (zero: at once, a quick refusal). */
-  volatile Duration claimBatchFailureDelay = Duration.ZERO;
-
   private final int maxBatch;
   private final int maxConcurrent;
 
@@ -102,10 +99,6 @@ final class GatedBatchBackend implements BatchLockBackend {
     claimBatches.add(requests.stream().map(ClaimRequest::key).toList());
     LockBackendException failure = failNextClaimBatch.getAndSet(null);
     if (failure != null) {
-      long end = System.nanoTime() + claimBatchFailureDelay.toNanos();
-      while (System.nanoTime() < end) {
-        java.util.concurrent.locks.LockSupport.parkNanos(end - System.nanoTime());
-      }
       throw failure;
     }
     List<BatchResult<ClaimResult>> results = store.claimAll(requests);

@@ -11,6 +11,7 @@ import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
+import dev.pubsubworker.core.StoreRefusedException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -29,11 +30,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The guard's group commit on an instrumented batch backend: a lone caller uses the single verb,
- * concurrent callers share round trips, a round trip that fails slowly fails every entry as the
- * single verb would while one refused at once is sent again entry by entry, a batch never repeats a
- * key, and an interrupted waiter loses nothing. Callers are held in place with gates in the backend
- * and observed parked in the guard; the only wait is a slow failure's (500 ms against lone calls
- * that take microseconds), and no test asserts a time.
+ * concurrent callers share round trips, a failed round trip fails every entry as the single verb
+ * would while a batch the store refused is sent again entry by entry, a batch never repeats a key,
+ * and an interrupted waiter loses nothing. Callers are held in place with gates in the backend and
+ * observed parked in the guard; nothing sleeps or times.
  */
 class GuardBatchingTest {
 
@@ -260,28 +260,15 @@ class GuardBatchingTest {
     assertThat(backend.claimBatches).hasSize(1);
   }
 
-  /**
-   * Makes the next claim batch fail as a whole slowly: far longer than the lone round trips the
-   * guard has seen (a few warm-up calls, each in the in-memory store), as a timeout would.
-   */
-  private void nextClaimBatchFailsSlowly() {
-    for (int i = 0; i < 5; i++) {
-      assertThat(guard.lock("warm-" + i, ctx -> 0)).isInstanceOf(LockResult.Executed.class);
-    }
-    backend.claimBatchFailureDelay = Duration.ofMillis(500);
-    backend.failNextClaimBatch.set(new LockBackendException("store down"));
-  }
-
   @Test
-  @DisplayName(
-      "a round trip that fails slowly fails every entry as the single verb would; nothing runs")
+  @DisplayName("a round trip that fails fails every entry as the single verb would; nothing runs")
   void failed_round_trip_fails_every_entry() throws Exception {
-    nextClaimBatchFailsSlowly();
     CompletableFuture<Outcome> leader = heldLeader("lead");
     List<CompletableFuture<Outcome>> followers = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       followers.add(queuedCaller("k" + i, null));
     }
+    backend.failNextClaimBatch.set(new LockBackendException("store down"));
     backend.singleGate.countDown();
 
     assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);
@@ -307,12 +294,12 @@ class GuardBatchingTest {
   void failed_round_trip_is_retried_per_entry() throws Exception {
     guard.close();
     guard = newGuard(2);
-    nextClaimBatchFailsSlowly();
     CompletableFuture<Outcome> leader = heldLeader("lead");
     List<CompletableFuture<Outcome>> followers = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       followers.add(queuedCaller("k" + i, null));
     }
+    backend.failNextClaimBatch.set(new LockBackendException("store down"));
     backend.singleGate.countDown();
 
     assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);
@@ -324,15 +311,15 @@ class GuardBatchingTest {
 
   @Test
   @DisplayName(
-      "a batch refused at once is sent again entry by entry, each on its caller's thread: every"
+      "a batch the store refuses is sent again entry by entry, each on its caller's thread: every"
           + " entry gets its single verb's own answer")
-  void a_batch_refused_at_once_is_sent_again_entry_by_entry() throws Exception {
+  void a_refused_batch_is_sent_again_entry_by_entry() throws Exception {
     CompletableFuture<Outcome> leader = heldLeader("lead");
     List<CompletableFuture<Outcome>> followers = new ArrayList<>();
     for (int i = 1; i <= 3; i++) {
       followers.add(queuedCaller("k" + i, null));
     }
-    backend.failNextClaimBatch.set(new LockBackendException("refused: one row breaks a rule"));
+    backend.failNextClaimBatch.set(new StoreRefusedException("refused: one row breaks a rule"));
     backend.singleGate.countDown();
 
     assertThat(value(leader)).isInstanceOf(LockResult.Executed.class);

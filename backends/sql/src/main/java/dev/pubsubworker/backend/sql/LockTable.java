@@ -4,6 +4,7 @@ import dev.pubsubworker.core.Backoff;
 import dev.pubsubworker.core.InvalidLockRecordException;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockRecord;
+import dev.pubsubworker.core.StoreRefusedException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -427,8 +428,12 @@ final class LockTable {
     }
   }
 
+  /** A failure of {@code verb}: a {@link StoreRefusedException} when the database refused it. */
   LockBackendException failure(String verb, SQLException e) {
-    return new LockBackendException(verb + " failed on " + namespace + stateOf(e), e);
+    String message = verb + " failed on " + namespace + stateOf(e);
+    return SqlErrors.isRefusal(e)
+        ? new StoreRefusedException(message, e)
+        : new LockBackendException(message, e);
   }
 
   private static String stateOf(SQLException e) {

@@ -71,6 +71,22 @@ final class SqlErrors {
     return false;
   }
 
+  /**
+   * Whether the database refused the statement for what it was asked, not for being unreachable,
+   * slow or busy: SQLState class {@code 22} (data exception: a value a column cannot take) or
+   * {@code 23} (integrity constraint violation: a CHECK, NOT NULL or foreign key a DBA added), a
+   * unique-key race ({@link #isDuplicateKey}) excepted, which the claim handles itself.
+   */
+  static boolean isRefusal(SQLException e) {
+    for (SQLException s : chain(e)) {
+      String state = s.getSQLState();
+      if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
+        return !isDuplicateKey(e);
+      }
+    }
+    return false;
+  }
+
   /** The exception, its SQLException causes and its chained exceptions, at most 16 of them. */
   private static List<SQLException> chain(SQLException e) {
     List<SQLException> all = new ArrayList<>();

@@ -45,6 +45,26 @@ class SqlErrorsTest {
   }
 
   @Test
+  @DisplayName(
+      "refusals: data exceptions and constraint violations, not a unique-key race, not a lost"
+          + " connection or a timeout")
+  void refusals() {
+    assertThat(SqlErrors.isRefusal(new SQLException("pg check", "23514"))).isTrue();
+    assertThat(SqlErrors.isRefusal(new SQLException("h2 check", "23513"))).isTrue();
+    assertThat(SqlErrors.isRefusal(new SQLException("mariadb check", "23000", 4025))).isTrue();
+    assertThat(SqlErrors.isRefusal(new SQLException("too long", "22001"))).isTrue();
+    assertThat(
+            SqlErrors.isRefusal(
+                new SQLException("wrapper", "XX000", new SQLException("c", "23502"))))
+        .isTrue();
+    assertThat(SqlErrors.isRefusal(new SQLException("pg race", "23505"))).isFalse();
+    assertThat(SqlErrors.isRefusal(new SQLException("mysql race", "23000", 1062))).isFalse();
+    assertThat(SqlErrors.isRefusal(new SQLException("connection", "08006"))).isFalse();
+    assertThat(SqlErrors.isRefusal(new SQLException("statement timeout", "57014"))).isFalse();
+    assertThat(SqlErrors.isRefusal(new SQLException("no state"))).isFalse();
+  }
+
+  @Test
   @DisplayName("duplicate keys: 23505, or 23000 with MySQL's 1062 (not other 23000s)")
   void duplicate_keys() {
     assertThat(SqlErrors.isDuplicateKey(new SQLException("pg/h2", "23505"))).isTrue();
