@@ -405,17 +405,7 @@ final class Coalescer<Q, R> {
    */
   private boolean flush(List<Entry<Q, R>> batch) {
     if (batch.size() == 1) {
-      Entry<Q, R> only = batch.get(0);
-      try {
-        deliver(only, verbs.single(only.request), null);
-        return true;
-      } catch (RuntimeException e) {
-        deliver(only, null, e);
-        return !(e instanceof LockBackendException);
-      } catch (Error e) {
-        deliver(only, null, new LockBackendException("store call failed", e));
-        throw e;
-      }
+      return sendAlone(batch.get(0));
     }
     List<Q> requests = new ArrayList<>(batch.size());
     for (Entry<Q, R> e : batch) {
@@ -485,12 +475,17 @@ final class Coalescer<Q, R> {
     }
   }
 
-  /** Sends one entry through the single verb, outside the limit, and delivers its outcome. */
-  private void sendAlone(Entry<Q, R> entry) {
+  /**
+   * Sends one entry through the single verb and delivers its outcome. False when the store failed
+   * ({@link LockBackendException}).
+   */
+  private boolean sendAlone(Entry<Q, R> entry) {
     try {
       deliver(entry, verbs.single(entry.request), null);
+      return true;
     } catch (RuntimeException e) {
       deliver(entry, null, e);
+      return !(e instanceof LockBackendException);
     } catch (Error e) {
       deliver(entry, null, new LockBackendException("store call failed", e));
       throw e;

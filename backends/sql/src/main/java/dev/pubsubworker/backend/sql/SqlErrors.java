@@ -78,10 +78,13 @@ final class SqlErrors {
    * unique-key race ({@link #isDuplicateKey}) excepted, which the claim handles itself.
    */
   static boolean isRefusal(SQLException e) {
+    if (isDuplicateKey(e)) {
+      return false;
+    }
     for (SQLException s : chain(e)) {
       String state = s.getSQLState();
       if (state != null && (state.startsWith("22") || state.startsWith("23"))) {
-        return !isDuplicateKey(e);
+        return true;
       }
     }
     return false;
