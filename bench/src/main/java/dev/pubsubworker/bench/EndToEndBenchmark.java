@@ -227,18 +227,10 @@ public final class EndToEndBenchmark {
             .maxInboundMessageSize(20 << 20)
             .build();
     PrivateServers servers =
-        o.servers.requested
-            ? PrivateServers.start(
-                variants.contains(Variant.REDIS), variants.contains(Variant.POSTGRESQL))
-            : null;
-    Endpoints endpoints =
-        servers == null
-            ? Endpoints.fromEnvironment()
-            : servers.endpoints(Endpoints.fromEnvironment());
-    if (servers != null) {
-      System.out.println(servers.description());
-    }
-    EndToEndBenchmark bench = new EndToEndBenchmark(streams, threads, hostPort, channel, endpoints);
+        o.servers.start(variants.contains(Variant.REDIS), variants.contains(Variant.POSTGRESQL));
+    EndToEndBenchmark bench =
+        new EndToEndBenchmark(
+            streams, threads, hostPort, channel, servers.endpoints(Endpoints.fromEnvironment()));
     bench.cpuByThread = cpuByThread;
     bench.countHandOffs = o.countHandOffs || o.handOffStacks;
     bench.handOffStacks = o.handOffStacks;
@@ -264,9 +256,7 @@ public final class EndToEndBenchmark {
       if (embedded != null) {
         embedded.close();
       }
-      if (servers != null) {
-        servers.close();
-      }
+      servers.close();
     }
   }
 

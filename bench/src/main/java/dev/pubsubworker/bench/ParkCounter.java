@@ -52,24 +52,33 @@ final class ParkCounter {
     return c;
   }
 
-  /** Stops counting; the waits by thread group (and by site, when counting with stacks). */
-  Map<String, Long> stop() {
+  /**
+   * What was counted.
+   *
+   * @param byGroup the waits by thread group
+   * @param sites per thread group, the waits by the code that waited (empty without stacks)
+   */
+  record Counts(Map<String, Long> byGroup, Map<String, Map<String, Long>> sites) {}
+
+  /** Stops counting. */
+  Counts stop() {
     recording.stop();
     Path file = null;
     try {
       file = Files.createTempFile("pubsub-worker-parks", ".jfr");
       recording.dump(file);
       Map<String, Long> byGroup = new TreeMap<>();
+      Map<String, Map<String, Long>> sites = new TreeMap<>();
       for (RecordedEvent e : RecordingFile.readAllEvents(file)) {
         RecordedThread t = e.getThread();
         String name = t == null || t.getJavaName() == null ? "(unknown)" : t.getJavaName();
         String group = name.replaceAll("[0-9]+", "N");
         byGroup.merge(group, 1L, Long::sum);
         if (stacks) {
-          byGroup.merge(group + SITE + site(e), 1L, Long::sum);
+          sites.computeIfAbsent(group, g -> new TreeMap<>()).merge(site(e), 1L, Long::sum);
         }
       }
-      return byGroup;
+      return new Counts(byGroup, sites);
     } catch (IOException e) {
       throw new UncheckedIOException("reading the park recording", e);
     } finally {
@@ -83,8 +92,6 @@ final class ParkCounter {
       }
     }
   }
-
-  private static final String SITE = " @ ";
 
   /** The first two frames of {@code e}'s stack outside the JDK, innermost first. */
   private static String site(RecordedEvent e) {
@@ -118,20 +125,9 @@ final class ParkCounter {
    * One line of the total per message, then the largest groups, each per message, and under each
    * its largest sites when counted.
    */
-  static String report(Map<String, Long> counted, int messages) {
-    Map<String, Long> byGroup = new TreeMap<>();
-    Map<String, Map<String, Long>> sites = new TreeMap<>();
-    counted.forEach(
-        (k, v) -> {
-          int at = k.indexOf(SITE);
-          if (at < 0) {
-            byGroup.put(k, v);
-          } else {
-            sites
-                .computeIfAbsent(k.substring(0, at), g -> new TreeMap<>())
-                .put(k.substring(at + SITE.length()), v);
-          }
-        });
+  static String report(Counts counted, int messages) {
+    Map<String, Long> byGroup = counted.byGroup();
+    Map<String, Map<String, Long>> sites = counted.sites();
     long total = byGroup.values().stream().mapToLong(Long::longValue).sum();
     StringBuilder s =
         new StringBuilder(

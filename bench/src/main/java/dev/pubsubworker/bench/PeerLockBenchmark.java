@@ -112,16 +112,9 @@ public final class PeerLockBenchmark {
   public static void main(String[] args) throws Exception {
     Options o = BenchOptions.parseOrExit(new Options(), args);
     Duration oneWay = Duration.ofNanos((long) (o.latencyMs * 1e6));
-    Endpoints endpoints = Endpoints.fromEnvironment();
     try (PrivateServers servers =
-        o.servers.requested
-            ? PrivateServers.start(o.stores.contains("redis"), o.stores.contains("postgresql"))
-            : null) {
-      if (servers != null) {
-        System.out.println(servers.description());
-        endpoints = servers.endpoints(endpoints);
-      }
-      new PeerLockBenchmark(endpoints, oneWay)
+        o.servers.start(o.stores.contains("redis"), o.stores.contains("postgresql"))) {
+      new PeerLockBenchmark(servers.endpoints(Endpoints.fromEnvironment()), oneWay)
           .run(o.stores, o.threads, o.seconds, o.rounds, oneWay);
     }
   }

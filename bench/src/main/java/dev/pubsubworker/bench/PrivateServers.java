@@ -45,6 +45,18 @@ final class PrivateServers implements AutoCloseable {
             "Start a Redis server and a PostgreSQL cluster of this run's own (unused ports,"
                 + " stopped at the end) instead of REDIS_URL and POSTGRES_URL.")
     boolean requested;
+
+    /**
+     * The servers asked for, when the option is given, started, with their {@link #description}
+     * printed; otherwise none, whose {@link #endpoints} are the ones given.
+     */
+    PrivateServers start(boolean redis, boolean postgres) throws IOException {
+      PrivateServers servers = PrivateServers.start(requested && redis, requested && postgres);
+      if (servers.redisUri != null || servers.jdbcUrl != null) {
+        System.out.println(servers.description());
+      }
+      return servers;
+    }
   }
 
   private final List<Runnable> stops = new ArrayList<>();
