@@ -41,28 +41,15 @@ public final class LogFormats {
   }
 
   /**
-   * Sets {@code format} on every {@link WorkerLogEncoder} of the root logger's appenders and of the
-   * loggers that have their own appenders.
+   * Sets the config's format and source location on every {@link WorkerLogEncoder} of the root
+   * logger's appenders and of the loggers that have their own appenders.
    *
    * @return how many encoders were switched; 0 if logback is not the SLF4J backend or the logging
    *     config uses no {@link WorkerLogEncoder} (then nothing changes)
    */
-  public static int apply(LogFormat format) {
-    if (!LOGBACK) {
-      return 0; // logback-classic is optional: an application may bind another SLF4J backend
-    }
-    return forEachEncoder(encoder -> encoder.setLogFormat(format));
-  }
-
-  /**
-   * Sets the config's format and source location on every {@link WorkerLogEncoder}, as {@link
-   * #apply(LogFormat)} does.
-   *
-   * @return how many encoders were switched
-   */
   public static int apply(LoggingConfig logging) {
     if (!LOGBACK) {
-      return 0; // before the lambda below, which names a logback class
+      return 0; // logback-classic is optional: an application may bind another SLF4J backend
     }
     LogFormat format = logging.format();
     LogSourceLocation sourceLocation = logging.sourceLocation();

@@ -93,20 +93,26 @@ class LogFormatsTest {
     LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     WorkerLogEncoder encoder = consoleEncoder(context);
     LogFormat before = encoder.getLogFormat();
+    LogSourceLocation location = encoder.getLogSourceLocation();
     try {
-      assertThat(LogFormats.apply(LogFormat.JSON)).isEqualTo(1);
+      assertThat(
+              LogFormats.apply(
+                  new LoggingConfig(LogFormat.JSON, KeyLogFormat.PLAIN, LogSourceLocation.WARN)))
+          .isEqualTo(1);
       LoggingEvent e =
           new LoggingEvent(
               Logger.class.getName(), context.getLogger("x"), Level.INFO, "hello", null, null);
       String line = new String(encoder.encode(e), StandardCharsets.UTF_8);
       assertThat(new ObjectMapper().readTree(line).get("message").asText()).isEqualTo("hello");
 
-      LogFormats.apply(LogFormat.TEXT);
+      LogFormats.apply(
+          new LoggingConfig(LogFormat.TEXT, KeyLogFormat.PLAIN, LogSourceLocation.WARN));
       line = new String(encoder.encode(e), StandardCharsets.UTF_8);
       // Outside a message: no empty "[  attempt= key= fence=]" placeholders.
       assertThat(line).endsWith(" INFO  x hello" + System.lineSeparator()).doesNotContain("[");
     } finally {
       encoder.setLogFormat(before);
+      encoder.setLogSourceLocation(location);
     }
   }
 
