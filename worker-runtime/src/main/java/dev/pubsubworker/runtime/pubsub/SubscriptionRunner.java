@@ -3,6 +3,7 @@ package dev.pubsubworker.runtime.pubsub;
 import com.google.api.core.ApiService;
 import com.google.api.gax.batching.FlowControlSettings;
 import com.google.api.gax.batching.FlowController;
+import com.google.api.gax.core.FixedExecutorProvider;
 import com.google.api.gax.rpc.ApiException;
 import com.google.api.gax.rpc.StatusCode;
 import com.google.cloud.pubsub.v1.MessageReceiver;
@@ -10,25 +11,33 @@ import com.google.cloud.pubsub.v1.MessageReceiverWithAckResponse;
 import com.google.cloud.pubsub.v1.Subscriber;
 import com.google.cloud.pubsub.v1.SubscriberShutdownSettings;
 import com.google.common.util.concurrent.MoreExecutors;
+import com.google.common.util.concurrent.ThreadFactoryBuilder;
 import dev.pubsubworker.pubsub.GuardedReceiver;
 import dev.pubsubworker.runtime.config.SubscriptionConfig;
 import io.opentelemetry.api.OpenTelemetry;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One subscription's streaming-pull {@link Subscriber}, configured from its settings, feeding its
- * {@link GuardedReceiver}. With exactly-once delivery it uses the receiver's ack-with-response form
- * and the configured minimum ack extension; the stream ack deadline and every ack-deadline
- * extension are at most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how
- * long a crash delays a message ({@link CrashRecovery}).
+ * One subscription's streaming pulls, configured from its settings, feeding its {@link
+ * GuardedReceiver}: {@code parallel-pull-count} {@link Subscriber}s of one stream each, each with
+ * its share of the flow control ({@link #streamShares}), so the server never leases the process
+ * more than the client holds to. With exactly-once delivery it uses the receiver's
+ * ack-with-response form and the configured minimum ack extension; the stream ack deadline and
+ * every ack-deadline extension are at most {@code max-ack-extension-per-call} ({@link
+ * AckDeadlines}), which bounds how long a crash delays a message ({@link CrashRecovery}).
  *
- * <p>Stopping: {@link #stopAsync} closes the stream; the client then waits (mode
+ * <p>Stopping: {@link #stopAsync} closes the streams; the client then waits (mode
  * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
  * stop guarantees by the end of its grace. The client's own timeout, {@code shutdownTimeout}, is
  * set beyond that so it never cuts a handler off. {@link #flushQueued} runs the deliveries waiting
@@ -40,7 +49,8 @@ final class SubscriptionRunner {
 
   private final SubscriptionConfig config;
   private final SubscriptionFacts facts;
-  private final Subscriber subscriber;
+  private final List<Subscriber> subscribers;
+  private final ScheduledExecutorService system;
   private final HandlerPools handlerThreads;
 
   SubscriptionRunner(
@@ -85,42 +95,97 @@ final class SubscriptionRunner {
     this.config = config;
     this.facts = facts;
     this.handlerThreads = handlerThreads;
-    Subscriber.Builder b;
-    if (facts.exactlyOnce()) {
-      b = Subscriber.newBuilder(facts.path(), receiver);
-    } else {
-      b = Subscriber.newBuilder(facts.path(), plain);
+    List<FlowControlSettings> shares = streamShares(config.client());
+    // One pool of system threads (lease extensions, ack sends) for all the streams, sized as the
+    // client sizes its own for that many streams.
+    this.system =
+        new ScheduledThreadPoolExecutor(
+            Math.max(6, 2 * shares.size()),
+            new ThreadFactoryBuilder()
+                .setNameFormat("pubsub-" + config.id() + "-system-%d")
+                .setDaemon(true)
+                .build());
+    AtomicBoolean failed = new AtomicBoolean();
+    List<Subscriber> built = new ArrayList<>(shares.size());
+    for (FlowControlSettings share : shares) {
+      Subscriber.Builder b;
+      if (facts.exactlyOnce()) {
+        b = Subscriber.newBuilder(facts.path(), receiver);
+      } else {
+        b = Subscriber.newBuilder(facts.path(), plain);
+      }
+      b.setFlowControlSettings(share)
+          .setParallelPullCount(1)
+          .setExecutorProvider(handlerThreads)
+          .setSystemExecutorProvider(FixedExecutorProvider.create(system))
+          .setMaxAckExtensionPeriodDuration(config.client().maxAckExtension())
+          .setSubscriberShutdownSettings(
+              SubscriberShutdownSettings.newBuilder()
+                  .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)
+                  .setTimeout(shutdownTimeout)
+                  .build())
+          .setCredentialsProvider(connection.credentialsProvider());
+      clientTracing.ifPresent(otel -> b.setOpenTelemetry(otel).setEnableOpenTelemetryTracing(true));
+      AckDeadlines.apply(b, config, facts.exactlyOnce());
+      b.setChannelProvider(connection.subscriberChannelProvider());
+      Subscriber subscriber = b.build();
+      subscriber.addListener(
+          new ApiService.Listener() {
+            @Override
+            public void failed(ApiService.State from, Throwable failure) {
+              if (!failed.compareAndSet(false, true)) {
+                log.debug("another stream of {} failed in state {}", config.id(), from, failure);
+                return;
+              }
+              SubscriptionUnavailableException e = lost(config, facts, failure);
+              log.error("{}; stopping the worker: {}", e.getMessage(), statusOf(failure));
+              log.debug("subscriber of {} failed in state {}", config.id(), from, failure);
+              onFailure.accept(e);
+            }
+          },
+          MoreExecutors.directExecutor());
+      built.add(subscriber);
     }
-    b.setFlowControlSettings(
-            FlowControlSettings.newBuilder()
-                .setMaxOutstandingElementCount((long) config.client().maxOutstandingMessages())
-                .setMaxOutstandingRequestBytes(config.client().maxOutstandingBytes())
-                .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
-                .build())
-        .setParallelPullCount(config.client().parallelPullCount())
-        .setExecutorProvider(handlerThreads)
-        .setMaxAckExtensionPeriodDuration(config.client().maxAckExtension())
-        .setSubscriberShutdownSettings(
-            SubscriberShutdownSettings.newBuilder()
-                .setMode(SubscriberShutdownSettings.ShutdownMode.WAIT_FOR_PROCESSING)
-                .setTimeout(shutdownTimeout)
-                .build())
-        .setCredentialsProvider(connection.credentialsProvider());
-    clientTracing.ifPresent(otel -> b.setOpenTelemetry(otel).setEnableOpenTelemetryTracing(true));
-    AckDeadlines.apply(b, config, facts.exactlyOnce());
-    b.setChannelProvider(connection.subscriberChannelProvider());
-    this.subscriber = b.build();
-    subscriber.addListener(
-        new ApiService.Listener() {
-          @Override
-          public void failed(ApiService.State from, Throwable failure) {
-            SubscriptionUnavailableException e = lost(config, facts, failure);
-            log.error("{}; stopping the worker: {}", e.getMessage(), statusOf(failure));
-            log.debug("subscriber of {} failed in state {}", config.id(), from, failure);
-            onFailure.accept(e);
-          }
-        },
-        MoreExecutors.directExecutor());
+    this.subscribers = List.copyOf(built);
+  }
+
+  /**
+   * The flow control of each of a subscription's streams: one {@code Subscriber} per stream, each
+   * holding its share of {@code max-outstanding-messages} and {@code max-outstanding-bytes}, so
+   * that the shares add up to the configured limits exactly.
+   *
+   * <p>Why not one {@code Subscriber} with {@code setParallelPullCount(n)}: google-cloud-pubsub
+   * sends each of its streams the whole limit as the server-side flow control, but holds them all
+   * to that one limit on the client. Pub/Sub then leases up to n times the limit to the process;
+   * the surplus waits in the transport for a free slot, with a stream's thread blocked on it, no
+   * receipt sent and no extension, so its leases run out and Pub/Sub redelivers it (Google's
+   * advice, java-pubsub#2480: one stream per client, more clients for more streams). With a share
+   * per stream the server stops at the limit the client holds to.
+   *
+   * <p>There are at most as many streams as messages (and bytes) allowed, so every share is at
+   * least one.
+   */
+  static List<FlowControlSettings> streamShares(SubscriptionConfig.ClientSettings client) {
+    long messages = client.maxOutstandingMessages();
+    long bytes = client.maxOutstandingBytes();
+    int streams = (int) Math.min(client.parallelPullCount(), Math.min(messages, bytes));
+    List<FlowControlSettings> shares = new ArrayList<>(streams);
+    for (int i = 0; i < streams; i++) {
+      shares.add(
+          FlowControlSettings.newBuilder()
+              .setMaxOutstandingElementCount(share(messages, streams, i))
+              .setMaxOutstandingRequestBytes(share(bytes, streams, i))
+              .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
+              .build());
+    }
+    return List.copyOf(shares);
+  }
+
+  /**
+   * Stream {@code i}'s share of {@code total} split {@code streams} ways; the first ones round up.
+   */
+  private static long share(long total, int streams, int i) {
+    return total / streams + (i < total % streams ? 1 : 0);
   }
 
   /**
@@ -161,17 +226,22 @@ final class SubscriptionRunner {
    * @throws SubscriptionUnavailableException if it fails to start within {@code timeout}
    */
   void start(Duration timeout) {
-    subscriber.startAsync();
+    subscribers.forEach(Subscriber::startAsync);
+    long ends = System.nanoTime() + timeout.toNanos();
     try {
-      subscriber.awaitRunning(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      for (Subscriber s : subscribers) {
+        s.awaitRunning(Math.max(0, ends - System.nanoTime()), TimeUnit.NANOSECONDS);
+      }
     } catch (TimeoutException | IllegalStateException e) {
       throw new SubscriptionUnavailableException(
           "subscription " + config.id() + ": the subscriber did not start", e);
     }
     log.info(
-        "subscription {} ({}): pulling; exactly-once {}, {}; after a crash, messages run again {}",
+        "subscription {} ({}): pulling; {}, exactly-once {}, {}; after a crash, messages run"
+            + " again {}",
         config.id(),
         facts.path(),
+        subscribers.size() == 1 ? "1 stream" : subscribers.size() + " streams",
         facts.exactlyOnce() ? "on" : "off",
         facts.deadLetterTopic().isPresent()
             ? "dead-letter after " + facts.maxDeliveryAttempts() + " attempts"
@@ -191,26 +261,39 @@ final class SubscriptionRunner {
 
   /** Stops pulling; in-flight handlers go on until the worker's grace decides. */
   void stopAsync() {
-    if (subscriber.isRunning() || subscriber.state() == ApiService.State.STARTING) {
-      subscriber.stopAsync();
+    for (Subscriber s : subscribers) {
+      if (s.isRunning() || s.state() == ApiService.State.STARTING) {
+        s.stopAsync();
+      }
     }
   }
 
   /** Waits until the subscriber has stopped; false if {@code timeout} passed first. */
   boolean awaitTerminated(Duration timeout) {
-    try {
-      subscriber.awaitTerminated(timeout.toMillis(), TimeUnit.MILLISECONDS);
-      return true;
-    } catch (TimeoutException e) {
-      return false;
-    } catch (IllegalStateException e) {
-      // The subscriber had failed; it is not running either way.
-      return true;
+    long ends = System.nanoTime() + timeout.toNanos();
+    boolean all = true;
+    for (Subscriber s : subscribers) {
+      try {
+        s.awaitTerminated(Math.max(0, ends - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (TimeoutException e) {
+        all = false;
+      } catch (IllegalStateException e) {
+        // That subscriber had failed; it is not running either way.
+      }
     }
+    // Its tasks (extensions, ack sends) serve only these subscribers.
+    system.shutdown();
+    return all;
   }
 
+  /** Whether every stream's subscriber is running. */
   boolean isRunning() {
-    return subscriber.isRunning();
+    return subscribers.stream().allMatch(Subscriber::isRunning);
+  }
+
+  /** How many streams (one subscriber each) pull the subscription. */
+  int streams() {
+    return subscribers.size();
   }
 
   SubscriptionConfig config() {

@@ -28,28 +28,27 @@ import org.junit.jupiter.api.io.TempDir;
  * worker must have run every one of them within the bound {@link CrashRecovery} derives from the
  * config (max(ack deadline, lease) + claim retry: about 61 s), once each.
  *
- * <p>Each victim has one handler thread, a handler that holds its message for ten minutes, two
- * streaming pulls and a flow-control window of {@value #WINDOW} messages. The client announces the
- * window on each stream but counts it once for both, so Pub/Sub hands a victim up to twice the
- * window while its client takes only the window: of each victim's messages one runs (its key
- * claimed, a 30 s lease), the rest of the first stream's wait for the handler thread (received and
- * modacked), and on the second stream the first waits for flow control inside the client while the
- * ones after it stay unread in the stream's buffers, never modacked: Pub/Sub leases those for the
- * stream ack deadline the client sent. That is the case the old default of 600 s for {@code
- * max-ack-extension-per-call} made take ten minutes.
+ * <p>Each victim has two streaming pulls, one handler thread each, a handler that holds its message
+ * for ten minutes and a flow-control window of {@value #WINDOW} messages, which its two streams
+ * share (3 + 2): Pub/Sub hands each victim its whole window and nothing more. Of each stream's
+ * messages one runs (its key claimed, a 30 s lease) and the others wait for the stream's handler
+ * thread (received and modacked, so leased for one ack extension). Messages a stream has been sent
+ * but not yet read or modacked when the worker dies (a moment's state) are leased for the stream
+ * ack deadline the client sent; both are at most {@code max-ack-extension-per-call}, whose old
+ * default of 600 s made such messages take ten minutes.
  *
  * <p>Only the embedded server can run this: Google's emulator never gives back a killed stream's
  * messages. The bound is asserted as a deadline from the kill; no other timing is asserted.
  */
 class CrashRecoveryEndToEndTest {
 
-  /** Each victim's flow-control window, announced on each of its two streams. */
+  /** Each victim's flow-control window, shared by its two streams. */
   private static final int WINDOW = 5;
 
   private static final int VICTIMS = 2;
 
-  /** Twice the window per victim: all that Pub/Sub hands a victim's two streams. */
-  private static final int MESSAGES = VICTIMS * 2 * WINDOW;
+  /** A window per victim: all that Pub/Sub hands a victim's two streams. */
+  private static final int MESSAGES = VICTIMS * WINDOW;
 
   /**
    * One handler thread per stream, two streams sharing a window of {@link #WINDOW}; ack extension,
@@ -112,8 +111,7 @@ class CrashRecoveryEndToEndTest {
         .as("the shipped config's promise: well under a minute beyond the lease")
         .isLessThan(victimConfig.guard().lease().plus(Duration.ofMinutes(1)));
 
-    // One at a time, each in a response of its own: a stream blocked in the client's flow
-    // control then has later responses unread.
+    // One at a time, each in a response of its own.
     workers.publish(MESSAGES);
     await()
         .atMost(Duration.ofSeconds(60))
