@@ -1,10 +1,15 @@
 package dev.pubsubworker.core;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The store calls that settle a claim once its work has ended or been abandoned: write DONE,
@@ -21,44 +26,104 @@ final class ClaimSettlement {
 
   private final LockBackend backend;
   private final Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb;
+  private final Function<BatchLockBackend.CompleteRequest, CompletionStage<Boolean>>
+      completeAsyncVerb;
   private final GuardEvents events;
   private final UnaryOperator<String> keyLogFormat;
 
   /**
    * @param completeVerb the store's complete: the backend's single verb, or a coalescer over its
    *     batch verb
+   * @param completeAsyncVerb the same without waiting for a lone send ({@link
+   *     LockBackend#completeAsync}, {@link Coalescer#submitAsync})
    */
   ClaimSettlement(
       LockBackend backend,
       Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb,
+      Function<BatchLockBackend.CompleteRequest, CompletionStage<Boolean>> completeAsyncVerb,
       GuardEvents events,
       UnaryOperator<String> keyLogFormat) {
     this.backend = backend;
     this.completeVerb = completeVerb;
+    this.completeAsyncVerb = completeAsyncVerb;
     this.events = events;
     this.keyLogFormat = keyLogFormat;
   }
 
   /** Marks the key DONE for {@code ttl} after {@code lock}'s work succeeded. */
   <T> LockResult<T> complete(Claim claim, Duration ttl, T value, Duration workTime) {
-    String key = claim.key();
     long started = System.nanoTime();
     boolean completed;
     try {
       completed = completeVerb.apply(new BatchLockBackend.CompleteRequest(claim, ttl));
-      events.backendCall(GuardListener.Verb.COMPLETE, started, true);
     } catch (RuntimeException e) {
-      events.backendCall(GuardListener.Verb.COMPLETE, started, false);
-      log.error(
-          "complete failed after the work for key {} (fence {}) succeeded; reporting success so the"
-              + " side effect is not repeated, but DONE may be missing and a redelivery may run the"
-              + " work again once the lease lapses",
-          new KeyForLogs(key, keyLogFormat),
-          claim.fence(),
-          e);
-      events.completeFailed(key, claim.fence(), e);
-      return new LockResult.Executed<>(value, claim.fence(), Completion.COMPLETE_FAILED);
+      return completeFailed(claim, value, started, e);
     }
+    return answered(claim, value, workTime, started, completed);
+  }
+
+  /**
+   * As {@link #complete}, without waiting for the store: the stage completes with the same result
+   * once the store answered, maybe on the store client's thread (the log lines then carry the
+   * caller's MDC all the same). It never completes exceptionally but for an {@link Error}.
+   */
+  <T> CompletionStage<LockResult<T>> completeAsync(
+      Claim claim, Duration ttl, T value, Duration workTime) {
+    long started = System.nanoTime();
+    CompletionStage<Boolean> sent;
+    try {
+      sent = completeAsyncVerb.apply(new BatchLockBackend.CompleteRequest(claim, ttl));
+    } catch (RuntimeException e) {
+      return CompletableFuture.completedFuture(completeFailed(claim, value, started, e));
+    }
+    Thread caller = Thread.currentThread();
+    Map<String, String> mdc = MDC.getCopyOfContextMap();
+    return sent.handle(
+        (completed, failure) -> {
+          if (failure == null && Boolean.TRUE.equals(completed)) {
+            return answered(claim, value, workTime, started, true);
+          }
+          // A line is logged: with the caller's MDC, also on the store client's thread.
+          boolean elsewhere = Thread.currentThread() != caller;
+          Map<String, String> own = elsewhere ? MDC.getCopyOfContextMap() : null;
+          if (elsewhere && mdc != null) {
+            MDC.setContextMap(mdc);
+          }
+          try {
+            Throwable cause = failure;
+            while (cause instanceof CompletionException && cause.getCause() != null) {
+              cause = cause.getCause();
+            }
+            if (cause instanceof Error error) {
+              throw error;
+            }
+            if (cause != null) {
+              return completeFailed(
+                  claim,
+                  value,
+                  started,
+                  cause instanceof RuntimeException re
+                      ? re
+                      : new LockBackendException("complete failed", cause));
+            }
+            return answered(claim, value, workTime, started, false);
+          } finally {
+            if (elsewhere) {
+              if (own == null) {
+                MDC.clear();
+              } else {
+                MDC.setContextMap(own);
+              }
+            }
+          }
+        });
+  }
+
+  /** The store answered a complete: DONE, or fenced out. */
+  private <T> LockResult<T> answered(
+      Claim claim, T value, Duration workTime, long started, boolean completed) {
+    String key = claim.key();
+    events.backendCall(GuardListener.Verb.COMPLETE, started, true);
     if (!completed) {
       log.error(
           "FENCED OUT: the work for key {} (fence {}) succeeded but its lease lapsed and another"
@@ -71,6 +136,21 @@ final class ClaimSettlement {
     }
     events.completed(key, claim.fence(), workTime);
     return new LockResult.Executed<>(value, claim.fence(), Completion.COMPLETED);
+  }
+
+  /** A complete failed after the work succeeded: logged and reported, never thrown. */
+  private <T> LockResult<T> completeFailed(Claim claim, T value, long started, RuntimeException e) {
+    String key = claim.key();
+    events.backendCall(GuardListener.Verb.COMPLETE, started, false);
+    log.error(
+        "complete failed after the work for key {} (fence {}) succeeded; reporting success so the"
+            + " side effect is not repeated, but DONE may be missing and a redelivery may run the"
+            + " work again once the lease lapses",
+        new KeyForLogs(key, keyLogFormat),
+        claim.fence(),
+        e);
+    events.completeFailed(key, claim.fence(), e);
+    return new LockResult.Executed<>(value, claim.fence(), Completion.COMPLETE_FAILED);
   }
 
   /**

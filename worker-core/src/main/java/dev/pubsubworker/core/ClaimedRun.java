@@ -3,6 +3,8 @@ package dev.pubsubworker.core;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.UnaryOperator;
 
@@ -63,6 +65,25 @@ final class ClaimedRun {
         sentAt,
         work::run,
         (value, ended, workTime) -> settlement.complete(claim, o.mergedTtl(), value, workTime));
+  }
+
+  /**
+   * As {@link #lock}, without waiting for DONE: the work runs on the calling thread, the complete
+   * is sent, and the stage completes once the store answered. Transactional work commits DONE in
+   * its own transaction, so its stage is complete on return.
+   */
+  <T, E extends Exception> CompletionStage<LockResult<T>> lockAsync(
+      Claim claim, CallOptions o, Instant sentAt, GuardedWork<T, E> work) throws E {
+    if (o.mergedTransactional()) {
+      return CompletableFuture.completedFuture(lock(claim, o, sentAt, work));
+    }
+    return run(
+        claim,
+        o,
+        sentAt,
+        work::run,
+        (value, ended, workTime) ->
+            settlement.completeAsync(claim, o.mergedTtl(), value, workTime));
   }
 
   /** Runs {@code mutex}'s work and releases the claim, unless it was abandoned (released then). */

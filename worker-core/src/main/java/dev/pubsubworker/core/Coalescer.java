@@ -8,6 +8,10 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
@@ -79,6 +83,18 @@ final class Coalescer<Q, R> {
   interface Verbs<Q, R> {
     /** The single verb, for a lone request. */
     R single(Q request);
+
+    /**
+     * The single verb without waiting ({@link #submitAsync}); the default runs {@link #single} on
+     * the calling thread.
+     */
+    default CompletionStage<R> singleAsync(Q request) {
+      try {
+        return CompletableFuture.completedFuture(single(request));
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
 
     /** The batch verb: one result per request, in order. */
     List<BatchLockBackend.BatchResult<R>> batch(List<Q> requests);
@@ -218,6 +234,78 @@ final class Coalescer<Q, R> {
     return await(entry);
   }
 
+  /**
+   * Sends {@code request} as {@link #submit} does, without waiting for a lone send: when fewer
+   * flushes are in flight than the limit, it goes out through {@link Verbs#singleAsync} and this
+   * returns at once. When the answer comes on another thread (the store client's), that thread only
+   * passes the flush's slot on — it hands the next batch's lead to a queued caller and never sends
+   * one itself, since it must not block; when it comes on this thread (a store without an
+   * asynchronous client), the slot passes as after any flush. Otherwise (the limit reached) the
+   * request queues and this waits as {@code submit} does, returning a stage already complete.
+   *
+   * @return a stage with the single verb's result or its failure (a {@link RuntimeException})
+   */
+  CompletionStage<R> submitAsync(Q request) {
+    Entry<Q, R> entry = new Entry<>(request);
+    boolean lead;
+    synchronized (lock) {
+      lead = inFlight < limit;
+      if (lead) {
+        inFlight++;
+      } else {
+        queue.addLast(entry);
+        queuedInPeriod = true;
+      }
+    }
+    if (!lead) {
+      try {
+        return CompletableFuture.completedFuture(await(entry));
+      } catch (RuntimeException e) {
+        return CompletableFuture.failedFuture(e);
+      }
+    }
+    Thread caller = Thread.currentThread();
+    long started = System.nanoTime();
+    CompletionStage<R> sent;
+    try {
+      sent = verbs.singleAsync(request);
+    } catch (RuntimeException e) {
+      sent = CompletableFuture.failedFuture(e);
+    } catch (Error e) {
+      passSlot(System.nanoTime() - started, false);
+      throw e;
+    }
+    CompletableFuture<R> result = new CompletableFuture<>();
+    sent.whenComplete(
+        (value, failure) -> {
+          long rtt = System.nanoTime() - started;
+          Throwable cause = unwrap(failure);
+          boolean onCaller = Thread.currentThread() == caller;
+          List<Entry<Q, R>> again =
+              passSlot(rtt, onCaller && !(cause instanceof LockBackendException));
+          if (cause == null) {
+            result.complete(value);
+          } else if (cause instanceof RuntimeException || cause instanceof Error) {
+            result.completeExceptionally(cause);
+          } else {
+            result.completeExceptionally(new LockBackendException("store call failed", cause));
+          }
+          if (again != null) {
+            flushAndHandOff(again, 1);
+          }
+        });
+    return result;
+  }
+
+  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+    Throwable t = failure;
+    while ((t instanceof CompletionException || t instanceof ExecutionException)
+        && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+
   private R await(Entry<Q, R> entry) {
     boolean interrupted = false;
     while (true) {
@@ -329,7 +417,11 @@ final class Coalescer<Q, R> {
    * out one bad round trip already.
    */
   private void flushAndHandOff(List<Entry<Q, R>> batch) {
-    int sentForOthers = 0;
+    flushAndHandOff(batch, 0);
+  }
+
+  /** As {@link #flushAndHandOff(List)}, {@code sentForOthers} batches sent for others already. */
+  private void flushAndHandOff(@Nullable List<Entry<Q, R>> batch, int sentForOthers) {
     while (batch != null) {
       long started = System.nanoTime();
       boolean completed = false;
@@ -337,29 +429,41 @@ final class Coalescer<Q, R> {
       try {
         completed = flush(batch);
       } finally {
-        long rtt = System.nanoTime() - started;
-        Entry<Q, R> next = null;
-        synchronized (lock) {
-          adapt(rtt);
-          if (queue.isEmpty()) {
-            inFlight--;
-          } else if (completed
-              && sentForOthers < MAX_SENT_FOR_OTHERS
-              && rtt <= SLOW_FLUSH_FACTOR * minRtt) {
-            // The slot stays with this thread, for the next batch.
-            again = takeBatchToSend();
-          } else {
-            // This flush's slot passes to the next batch's leader.
-            next = takeBatch();
-          }
-        }
-        if (next != null) {
-          LockSupport.unpark(next.caller);
-        }
+        again =
+            passSlot(System.nanoTime() - started, completed && sentForOthers < MAX_SENT_FOR_OTHERS);
       }
       batch = again;
       sentForOthers++;
     }
+  }
+
+  /**
+   * Passes a flush's slot on once its round trip of {@code rtt} ended: to nobody when the queue is
+   * empty; else, if {@code mayKeep} and the flush was not slow, the next batch is returned for the
+   * calling thread to send (the slot stays with it); otherwise the next batch's lead is handed to
+   * its oldest caller.
+   *
+   * @return the batch this thread sends next, or null
+   */
+  private @Nullable List<Entry<Q, R>> passSlot(long rtt, boolean mayKeep) {
+    Entry<Q, R> next = null;
+    List<Entry<Q, R>> again = null;
+    synchronized (lock) {
+      adapt(rtt);
+      if (queue.isEmpty()) {
+        inFlight--;
+      } else if (mayKeep && rtt <= SLOW_FLUSH_FACTOR * minRtt) {
+        // The slot stays with this thread, for the next batch.
+        again = takeBatchToSend();
+      } else {
+        // This flush's slot passes to the next batch's leader.
+        next = takeBatch();
+      }
+    }
+    if (next != null) {
+      LockSupport.unpark(next.caller);
+    }
+    return again;
   }
 
   /** The current limit of flushes in flight (for tests and benchmarks). */

@@ -6,6 +6,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -131,6 +133,7 @@ public final class IdempotencyGuard implements AutoCloseable {
         backend instanceof BatchLockBackend batch
             && (b.batching != null ? b.batching : batch.batchingByDefault());
     Function<BatchLockBackend.CompleteRequest, Boolean> completeVerb;
+    Function<BatchLockBackend.CompleteRequest, CompletionStage<Boolean>> completeAsyncVerb;
     if (batching) {
       BatchLockBackend batch = (BatchLockBackend) backend;
       Coalescer<BatchLockBackend.CompleteRequest, Boolean> completes =
@@ -139,6 +142,11 @@ public final class IdempotencyGuard implements AutoCloseable {
                 @Override
                 public Boolean single(BatchLockBackend.CompleteRequest r) {
                   return batch.complete(r.claim(), r.ttl());
+                }
+
+                @Override
+                public CompletionStage<Boolean> singleAsync(BatchLockBackend.CompleteRequest r) {
+                  return batch.completeAsync(r.claim(), r.ttl());
                 }
 
                 @Override
@@ -160,10 +168,13 @@ public final class IdempotencyGuard implements AutoCloseable {
               GuardListener.Verb.COMPLETE,
               events);
       completeVerb = completes::submit;
+      completeAsyncVerb = completes::submitAsync;
     } else {
       completeVerb = r -> backend.complete(r.claim(), r.ttl());
+      completeAsyncVerb = r -> backend.completeAsync(r.claim(), r.ttl());
     }
-    this.settlement = new ClaimSettlement(backend, completeVerb, events, b.keyLogFormat);
+    this.settlement =
+        new ClaimSettlement(backend, completeVerb, completeAsyncVerb, events, b.keyLogFormat);
     Function<ClaimRequest, ClaimResult> claimVerb;
     if (batching) {
       BatchLockBackend batch = (BatchLockBackend) backend;
@@ -288,6 +299,47 @@ public final class IdempotencyGuard implements AutoCloseable {
       return run.lock(won.claim(), o, sentAt, work);
     }
     return claims.duplicateOrThrow(key, o, result);
+  }
+
+  /**
+   * As {@link #lock(String, CallOptions, GuardedWork)}, but without waiting for the store to write
+   * DONE: claims the key, runs {@code work} on the calling thread if the claim is won, sends the
+   * complete, and returns. The calling thread is free as soon as the complete is on its way (on a
+   * backend with an asynchronous client, {@link LockBackend#completeAsync}); on others the complete
+   * runs on it as in {@code lock}.
+   *
+   * <p>Everything up to the end of the work happens on the calling thread and is thrown from this
+   * call exactly as {@code lock} throws it: a duplicate is a stage already complete with {@link
+   * LockResult.Duplicate}. The stage then completes with what {@code lock} would have returned —
+   * {@link Completion#COMPLETED}, {@link Completion#FENCED_OUT}, or {@link
+   * Completion#COMPLETE_FAILED} (logged, as in {@code lock}) — and never exceptionally but for an
+   * {@link Error}. It may complete on the store client's I/O thread: what depends on it must not
+   * block. It always completes: the backend bounds the complete as it bounds every call. Until it
+   * has, the key is CLAIMED under this call's fence; a redelivery finds it held, as while the work
+   * runs.
+   *
+   * @return the result once DONE is written (or the complete failed)
+   * @throws KeyInProgressException if another live claim holds the key (retry later)
+   * @throws FingerprintMismatchException as {@code lock}
+   * @throws LockBackendException if the store failed before the work ran
+   * @throws InvalidLockKeyException if the key is invalid for the backend; nothing was claimed
+   * @throws IllegalArgumentException if transactional mode is asked of a backend without it
+   * @throws E if the work threw; the claim was released first
+   */
+  public <T, E extends Exception> CompletionStage<LockResult<T>> lockAsync(
+      String key, CallOptions options, GuardedWork<T, E> work) throws E {
+    Objects.requireNonNull(work, "work");
+    CallOptions o = resolve(options);
+    validateKey(key);
+    if (o.mergedTransactional()) {
+      requireTransactional(backend);
+    }
+    Instant sentAt = clock.instant();
+    ClaimResult result = claims.claim(key, o);
+    if (result instanceof ClaimResult.Won won) {
+      return run.lockAsync(won.claim(), o, sentAt, work);
+    }
+    return CompletableFuture.completedFuture(claims.duplicateOrThrow(key, o, result));
   }
 
   /**

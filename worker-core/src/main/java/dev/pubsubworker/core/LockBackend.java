@@ -1,6 +1,8 @@
 package dev.pubsubworker.core;
 
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 
 /**
  * The port a lock store implements: the four verbs of the record state machine that must be atomic
@@ -132,6 +134,27 @@ public interface LockBackend extends AutoCloseable {
    * @throws LockBackendException if the store failed; the outcome is then unknown
    */
   boolean complete(Claim claim, Duration ttl);
+
+  /**
+   * {@link #complete} without waiting for the store's answer: sends it and returns a stage that
+   * completes with what {@code complete} would return, or exceptionally with what it would throw (a
+   * {@link LockBackendException}, an {@link InvalidLockRecordException}, an {@link
+   * IllegalArgumentException} for a bad key or ttl). The guard uses it so that the caller's thread
+   * need not park while DONE is on its way.
+   *
+   * <p>The stage may complete on the store client's own I/O thread, so whoever depends on it must
+   * not block there. An implementation must bound the wait as {@code complete} does (its command or
+   * socket timeout), so the stage always completes. The default calls {@code complete} on the
+   * calling thread and returns a stage already complete; a backend whose client is asynchronous
+   * (Redis) overrides it.
+   */
+  default CompletionStage<Boolean> completeAsync(Claim claim, Duration ttl) {
+    try {
+      return CompletableFuture.completedFuture(complete(claim, ttl));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+  }
 
   /**
    * Gives the key up: sets the lease to now and raises the fence, so the key is reclaimable at once

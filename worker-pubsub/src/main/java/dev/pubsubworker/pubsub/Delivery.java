@@ -107,6 +107,14 @@ final class Delivery {
     this.runningSince = now;
   }
 
+  /**
+   * Its run's thread moved on while the run goes on without it (its complete on its way): a stop
+   * that abandons the run has no thread to interrupt.
+   */
+  void handedOff() {
+    this.thread = null;
+  }
+
   /** Its run ended (settled, or parked until the next one). */
   void runEnded() {
     this.runningSince = null;

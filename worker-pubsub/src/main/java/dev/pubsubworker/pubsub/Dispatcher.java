@@ -5,6 +5,7 @@ import com.google.pubsub.v1.PubsubMessage;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.DoubleSupplier;
@@ -127,7 +128,11 @@ final class Dispatcher {
     return running;
   }
 
-  /** Runs {@code d} once on the calling thread; then settles it, or parks it until its retry. */
+  /**
+   * Runs {@code d} once on the calling thread; then settles it, parks it until its retry, or — when
+   * its complete is still on its way ({@link GuardedRun.Result#completing}) — leaves it running,
+   * without this thread, until the store's answer settles it on the thread that brings it.
+   */
   private void runOnce(Delivery d) {
     if (!running.add(d, clock.instant())) {
       // Counted by Running and reported by the stop, not one line per delivery.
@@ -139,11 +144,13 @@ final class Dispatcher {
     long started = System.nanoTime();
     Outcome outcome = Outcome.FAILED;
     boolean parked = false;
+    CompletionStage<Outcome> completing = null;
     DeliveryObserver.Scope traced = d.observer().activate();
     try {
       KeyLines l = lines;
       GuardedRun.Result result = run.run(d, l != null && l.inLine(d));
       outcome = result.outcome();
+      completing = result.completing();
       if (result.held() && l != null) {
         Outcome refused = l.park(d, result.heldUntil());
         parked = refused == null;
@@ -153,17 +160,49 @@ final class Dispatcher {
       }
     } catch (Error e) {
       outcome = Outcome.FAILED;
+      completing = null;
       throw e;
     } finally {
-      if (!parked) {
+      if (completing != null) {
+        // No interrupt of a stop may reach this thread for it any more: it runs other deliveries.
+        d.handedOff();
+      } else if (!parked) {
         // Once only: a delivery abandoned at the stop was nacked already, and just leaves its line.
         settle(d, outcome, Duration.ofNanos(System.nanoTime() - started));
       }
       traced.close();
-      running.remove(d);
-      listener.inFlight(subscription, -1);
+      if (completing == null) {
+        running.remove(d);
+        listener.inFlight(subscription, -1);
+      }
       DeliveryMdc.close();
     }
+    if (completing == null) {
+      return;
+    }
+    Thread runner = Thread.currentThread();
+    Outcome ifFailed = outcome;
+    completing.whenComplete(
+        (answered, failure) -> {
+          boolean elsewhere = Thread.currentThread() != runner;
+          DeliveryObserver.Scope again = elsewhere ? d.observer().activate() : null;
+          if (elsewhere) {
+            DeliveryMdc.open(subscription, d.message());
+          }
+          try {
+            settle(
+                d,
+                failure == null && answered != null ? answered : ifFailed,
+                Duration.ofNanos(System.nanoTime() - started));
+          } finally {
+            running.remove(d);
+            listener.inFlight(subscription, -1);
+            if (again != null) {
+              again.close();
+              DeliveryMdc.close();
+            }
+          }
+        });
   }
 
   /**

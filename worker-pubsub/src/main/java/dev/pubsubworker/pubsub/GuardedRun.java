@@ -15,30 +15,40 @@ import dev.pubsubworker.core.WorkContext;
 import java.time.Instant;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.function.UnaryOperator;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One run of a delivery, on the calling thread: claim → handler → outcome. Under {@link
- * GuardMode#LOCK} or {@link GuardMode#MUTEX} it claims the delivery's key through the guard and
- * runs the handler if the claim is won; with {@link GuardMode#NONE} (or an unkeyed message allowed
- * to) it runs the handler without a claim. What the guard or the handler reports becomes the {@link
- * Outcome}; failures go to {@link Failures}. Thread-safe.
+ * One run of a delivery, on the calling thread: claim → handler → outcome (or, once the handler
+ * ran, the outcome to come when the store answers the complete: {@link Result#completing}). Under
+ * {@link GuardMode#LOCK} or {@link GuardMode#MUTEX} it claims the delivery's key through the guard
+ * and runs the handler if the claim is won; with {@link GuardMode#NONE} (or an unkeyed message
+ * allowed to) it runs the handler without a claim. What the guard or the handler reports becomes
+ * the {@link Outcome}; failures go to {@link Failures}. Thread-safe.
  */
 final class GuardedRun {
 
   /**
    * What one run came to.
    *
-   * @param outcome how to settle it; {@link Outcome#IN_PROGRESS} when {@code held}
+   * @param outcome how to settle it; {@link Outcome#IN_PROGRESS} when {@code held}; when {@code
+   *     completing}, what it is settled with should that stage fail
    * @param held true if another claim holds its key and it may park (settle it later)
    * @param heldUntil the holder's lease expiry, when held and known
+   * @param completing when the handler ran and its complete is still on its way: the outcome once
+   *     the store answers (maybe on the store client's thread); else null
    */
-  record Result(Outcome outcome, boolean held, @Nullable Instant heldUntil) {
+  record Result(
+      Outcome outcome,
+      boolean held,
+      @Nullable Instant heldUntil,
+      @Nullable CompletionStage<Outcome> completing) {
     static Result of(Outcome outcome) {
-      return new Result(outcome, false, null);
+      return new Result(outcome, false, null, null);
     }
   }
 
@@ -108,18 +118,14 @@ final class GuardedRun {
         g.mutex(k, callOptions, ctx -> invoke(d, ctx));
         return Result.of(Outcome.PROCESSED);
       }
-      LockResult<Boolean> result = g.lock(k, callOptions, ctx -> invoke(d, ctx));
-      if (result instanceof LockResult.Executed<Boolean> executed) {
-        return Result.of(
-            switch (executed.completion()) {
-              case COMPLETED -> Outcome.PROCESSED;
-              case FENCED_OUT -> Outcome.FENCED_OUT;
-              case FENCED_OUT_ROLLED_BACK -> Outcome.FENCED_OUT_ROLLED_BACK;
-              case COMPLETE_FAILED -> Outcome.COMPLETE_FAILED;
-            });
+      CompletableFuture<LockResult<Boolean>> sent =
+          g.lockAsync(k, callOptions, ctx -> invoke(d, ctx)).toCompletableFuture();
+      if (!sent.isDone()) {
+        // The handler ran; DONE is on its way and settles the delivery when the store answers.
+        return new Result(
+            Outcome.COMPLETE_FAILED, false, null, sent.thenApply(r -> outcomeOf(r, k)));
       }
-      log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(k));
-      return Result.of(Outcome.DUPLICATE);
+      return Result.of(outcomeOf(sent.join(), k));
     } catch (InvalidLockKeyException e) {
       if (d.context() != null) {
         // Thrown by the handler, not the guard's key check.
@@ -129,7 +135,7 @@ final class GuardedRun {
       return Result.of(unkeyed(d, "invalid-key", "invalid key: " + e.getMessage()));
     } catch (KeyInProgressException e) {
       if (e.reason() == KeyInProgressException.Reason.HELD_BY_OTHER && mayPark) {
-        return new Result(Outcome.IN_PROGRESS, true, e.leaseExpiry().orElse(null));
+        return new Result(Outcome.IN_PROGRESS, true, e.leaseExpiry().orElse(null), null);
       }
       return Result.of(failures.inProgress(message, k, e));
     } catch (FingerprintMismatchException e) {
@@ -140,6 +146,20 @@ final class GuardedRun {
       // The guard released the claim before rethrowing, so a corrected republish can run.
       return Result.of(failures.handlerFailed(d, e));
     }
+  }
+
+  /** What a lock call's result means for its delivery. */
+  private Outcome outcomeOf(LockResult<Boolean> result, String key) {
+    if (result instanceof LockResult.Executed<Boolean> executed) {
+      return switch (executed.completion()) {
+        case COMPLETED -> Outcome.PROCESSED;
+        case FENCED_OUT -> Outcome.FENCED_OUT;
+        case FENCED_OUT_ROLLED_BACK -> Outcome.FENCED_OUT_ROLLED_BACK;
+        case COMPLETE_FAILED -> Outcome.COMPLETE_FAILED;
+      };
+    }
+    log.debug("duplicate of key {} skipped; acked", keyLogFormat.apply(key));
+    return Outcome.DUPLICATE;
   }
 
   /** Unkeyed while fail closed: dead-lettered; with unguarded runs allowed: run unguarded. */

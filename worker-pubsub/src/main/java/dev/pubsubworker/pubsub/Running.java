@@ -28,6 +28,12 @@ final class Running {
 
   private static final Logger log = LoggerFactory.getLogger(Running.class);
 
+  /**
+   * The thread name {@link #oldest} gives a run whose handler returned and whose complete is on its
+   * way: no thread holds it.
+   */
+  static final String AWAITING_STORE = "(none: awaiting the lock store's reply)";
+
   private final String subscription;
   private final ReceiverListener listener;
   private final Set<Delivery> deliveries = ConcurrentHashMap.newKeySet();
@@ -85,8 +91,10 @@ final class Running {
     for (Delivery d : deliveries) {
       Instant since = d.runningSince();
       Thread thread = d.thread();
-      if (since != null && thread != null && (oldest == null || since.isBefore(oldest.since()))) {
-        oldest = new RunningDelivery(d.message().messageId(), thread.getName(), since);
+      if (since != null && (oldest == null || since.isBefore(oldest.since()))) {
+        oldest =
+            new RunningDelivery(
+                d.message().messageId(), thread == null ? AWAITING_STORE : thread.getName(), since);
       }
     }
     return Optional.ofNullable(oldest);
@@ -194,9 +202,18 @@ final class Running {
           DurationText.of(releaseBudget));
     }
     for (Delivery d : stragglers) {
+      boolean completing = d.thread() == null;
       interrupt(d);
       d.nackAbandoned();
       listener.settled(subscription, Outcome.ABANDONED, Duration.ZERO);
+      if (completing) {
+        log.warn(
+            "handler on subscription {} had returned but the lock store had not answered its"
+                + " complete by the end of the shutdown grace: message nacked (its redelivery is a"
+                + " duplicate if DONE was written, else it runs again once the lease lapses)",
+            subscription);
+        continue;
+      }
       log.warn(
           "handler on subscription {} still running after the shutdown grace: interrupted, {},"
               + " message nacked",

@@ -8,7 +8,8 @@ import java.time.Instant;
  * reports the oldest one.
  *
  * @param messageId the message's id
- * @param thread the name of the thread that runs it
+ * @param thread the name of the thread that runs it; once its handler has returned and only the
+ *     complete is on its way, no thread holds it and this says so
  * @param since when the run began, on the receiver's clock
  */
 public record RunningDelivery(String messageId, String thread, Instant since) {}

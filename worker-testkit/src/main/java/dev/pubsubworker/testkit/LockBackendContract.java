@@ -23,7 +23,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -329,6 +332,31 @@ public abstract class LockBackendContract {
       assertThat(after.state()).isEqualTo(LockState.DONE);
       assertThat(after.fence()).isEqualTo(done.fence());
       assertThat(after.expiresAt()).isEqualTo(done.expiresAt());
+    }
+
+    @Test
+    @DisplayName(
+        "completeAsync answers as complete: true on a match (DONE) and on DONE, false on a stale"
+            + " fence or a gone record")
+    void complete_async_answers_as_complete_does() throws Exception {
+      String key = newKey("async");
+      Claim c = claimWon(key);
+      assertThat(answer(backend().completeAsync(c, TTL))).isTrue();
+      assertThat(record(key).state()).isEqualTo(LockState.DONE);
+      assertThat(answer(backend().completeAsync(c, TTL))).isTrue();
+
+      String stale = newKey("async-stale");
+      Claim first = claimWon(stale);
+      advance(LEASE);
+      claimWon(stale);
+      assertThat(answer(backend().completeAsync(first, TTL))).isFalse();
+      assertThat(record(stale).state()).isEqualTo(LockState.CLAIMED);
+
+      String gone = newKey("async-gone");
+      Claim forgotten = claimWon(gone);
+      assertThat(admin().forget(gone)).isTrue();
+      assertThat(answer(backend().completeAsync(forgotten, TTL))).isFalse();
+      assertThat(admin().inspect(gone)).isEmpty();
     }
 
     @Test
@@ -1068,6 +1096,7 @@ public abstract class LockBackendContract {
       assertUnreadable(
           () -> backend().claim(new ClaimRequest(key, LEASE, RETENTION, RAW_TOKEN, null)), key);
       assertUnreadable(() -> backend().complete(plausible, TTL), key);
+      assertUnreadable(() -> answer(backend().completeAsync(plausible, TTL)), key);
       assertUnreadable(() -> backend().extend(plausible, LEASE), key);
       assertUnreadable(() -> backend().release(plausible), key);
       assertStoredAsWritten(key, fields);
@@ -1239,6 +1268,25 @@ public abstract class LockBackendContract {
   }
 
   /** Asserts that {@code call} throws the unreadable-record error for {@code key}. */
+  /**
+   * What an asynchronous verb's stage completed with, waiting at most 30 s: its value, or the
+   * exception it completed with, thrown as it is.
+   */
+  protected static <T> T answer(CompletionStage<T> stage) throws Exception {
+    try {
+      return stage.toCompletableFuture().get(30, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause instanceof CompletionException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof Exception ex) {
+        throw ex;
+      }
+      throw e;
+    }
+  }
+
   protected static void assertUnreadable(ThrowableAssert.ThrowingCallable call, String key) {
     assertThatThrownBy(call)
         .isInstanceOfSatisfying(

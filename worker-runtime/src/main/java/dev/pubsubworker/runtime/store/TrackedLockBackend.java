@@ -5,6 +5,7 @@ import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import dev.pubsubworker.core.LockBackend;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 
 /**
  * A {@link LockBackend} that registers each call with {@link LockStoreCalls} while it runs and
@@ -38,6 +39,20 @@ class TrackedLockBackend implements LockBackend {
     } finally {
       calls.end(call);
     }
+  }
+
+  /** Registered from the send until the stage completes, on whichever thread that is. */
+  @Override
+  public CompletionStage<Boolean> completeAsync(Claim claim, Duration ttl) {
+    long call = calls.begin("complete");
+    CompletionStage<Boolean> sent;
+    try {
+      sent = delegate.completeAsync(claim, ttl);
+    } catch (RuntimeException | Error e) {
+      calls.end(call);
+      throw e;
+    }
+    return sent.whenComplete((completed, failure) -> calls.end(call));
   }
 
   @Override

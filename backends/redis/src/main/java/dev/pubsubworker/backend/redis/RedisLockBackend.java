@@ -31,6 +31,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ForkJoinPool;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -421,6 +424,55 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
                     number(claim.fence()),
                     number(ttl.toMillis())));
     return answer("complete", claim.key(), status);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>The same {@code EVALSHA} as {@link #complete}, on the shared connection's asynchronous
+   * commands: the stage completes on Lettuce's event loop when the reply comes, or when the command
+   * timeout passes. Only for an unreadable record does it read the record back for the error, which
+   * it does off the event loop.
+   */
+  @Override
+  public CompletionStage<Boolean> completeAsync(Claim claim, Duration ttl) {
+    CompletionStage<Long> status;
+    try {
+      validateKey(claim.key());
+      DurationChecks.requireAtLeastOneMilli("ttl", ttl);
+      status =
+          scripts.statusAsync(
+              "complete",
+              LockScript.COMPLETE,
+              layout.redisKey(claim.key()),
+              number(claim.fence()),
+              number(ttl.toMillis()));
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    CompletableFuture<Boolean> result = new CompletableFuture<>();
+    status.whenComplete(
+        (reply, failure) -> {
+          Throwable cause = failure == null ? null : ScriptRunner.unwrap(failure);
+          boolean wrongType = cause instanceof LockBackendException e && RedisErrors.wrongType(e);
+          if (cause == null && reply != UNREADABLE_STATUS) {
+            result.complete(reply == 1);
+          } else if (cause != null && !wrongType) {
+            result.completeExceptionally(cause);
+          } else {
+            // Reading the record back blocks: not on the event loop that would answer it.
+            ForkJoinPool.commonPool()
+                .execute(
+                    () -> {
+                      InvalidLockRecordException unreadable = unreadable("complete", claim.key());
+                      if (cause != null) {
+                        unreadable.addSuppressed(cause);
+                      }
+                      result.completeExceptionally(unreadable);
+                    });
+          }
+        });
+    return result;
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.pubsubworker.backend.redis;
 
 import io.lettuce.core.LettuceFutures;
 import io.lettuce.core.RedisCommandExecutionException;
+import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScriptOutputType;
@@ -10,6 +11,9 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -80,6 +84,59 @@ final class ScriptRunner {
       throw errors.unexpected(verb);
     }
     return reply;
+  }
+
+  /**
+   * {@link #status} without waiting: the stage completes on the client's I/O thread with the reply
+   * (1, 0 or 2), or exceptionally with the {@link dev.pubsubworker.core.LockBackendException} that
+   * {@code status} would throw. A server that lost the script gets its text once with {@code EVAL},
+   * sent from the I/O thread without waiting there. The client's command timeout bounds it.
+   */
+  CompletionStage<Long> statusAsync(String verb, LockScript script, byte[] key, byte[]... args) {
+    byte[][] argv = withOffset(args);
+    byte[][] keys = {key};
+    RedisClusterAsyncCommands<byte[], byte[]> async;
+    CompletionStage<Long> sent;
+    try {
+      async = connection.async(verb);
+      sent = async.evalsha(script.sha1(), ScriptOutputType.INTEGER, keys, argv);
+    } catch (RuntimeException e) {
+      return CompletableFuture.failedFuture(
+          e instanceof dev.pubsubworker.core.LockBackendException ? e : errors.failure(verb, e));
+    }
+    return sent.exceptionallyCompose(
+            failure -> {
+              Throwable cause = unwrap(failure);
+              if (cause instanceof RedisNoScriptException) {
+                log.debug("{} script not cached on the server; sending it with EVAL", verb);
+                return async.eval(script.source(), ScriptOutputType.INTEGER, keys, argv);
+              }
+              return CompletableFuture.failedFuture(cause);
+            })
+        .handle(
+            (reply, failure) -> {
+              if (failure != null) {
+                Throwable cause = unwrap(failure);
+                throw errors.failure(
+                    verb,
+                    cause instanceof RuntimeException e
+                        ? e
+                        : new RedisException("script call failed", cause));
+              }
+              if (reply == null || reply < 0 || reply > 2) {
+                throw errors.unexpected(verb);
+              }
+              return reply;
+            });
+  }
+
+  /** The failure inside a stage's wrapping ({@link CompletionException}). */
+  static Throwable unwrap(Throwable failure) {
+    Throwable t = failure;
+    while (t instanceof CompletionException && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
   }
 
   /** Runs a script that returns a count, on keys that share one slot; a null reply counts 0. */

@@ -53,6 +53,7 @@ class RedisOutageTest {
       Claim claim = new Claim(SECRET_KEY, 1, Instant.now(), "token");
       assertOutage(() -> backend.claim(SECRET_KEY, LEASE, "token"), "claim", prefix);
       assertOutage(() -> backend.complete(claim, LEASE), "complete", prefix);
+      assertOutage(() -> answer(backend.completeAsync(claim, LEASE)), "complete", prefix);
       assertOutage(() -> backend.release(claim), "release", prefix);
       assertOutage(() -> backend.extend(claim, LEASE), "extend", prefix);
       assertOutage(() -> backend.inspect(SECRET_KEY), "inspect", prefix);
@@ -203,10 +204,31 @@ class RedisOutageTest {
                     + " PT0.2S")
             .cause()
             .isInstanceOf(RedisCommandTimeoutException.class);
+        // The asynchronous complete is bounded by the same timeout: its stage fails, it never
+        // hangs.
+        Claim claim = new Claim(key, 1, Instant.now(), "token");
+        assertThatThrownBy(() -> answer(backend.completeAsync(claim, LEASE)))
+            .isInstanceOf(LockBackendException.class)
+            .hasMessageContaining("complete failed on redis prefix")
+            .hasMessageEndingWith("no reply within the command timeout of PT0.2S");
       } finally {
         side.call("CLIENT", "UNPAUSE");
       }
       side.deleteAll(settings.namespace());
+    }
+  }
+
+  /** What an asynchronous verb's stage completed with, its failure thrown as it is. */
+  private static <T> T answer(java.util.concurrent.CompletionStage<T> stage) throws Exception {
+    try {
+      return stage.toCompletableFuture().get(30, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause instanceof java.util.concurrent.CompletionException
+          && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      throw cause instanceof Exception ex ? ex : e;
     }
   }
 
@@ -225,6 +247,7 @@ class RedisOutageTest {
           Arrays.<ThrowableAssert.ThrowingCallable>asList(
               () -> backend.claim(SECRET_KEY, LEASE, "token"),
               () -> backend.complete(claim, LEASE),
+              () -> answer(backend.completeAsync(claim, LEASE)),
               () -> backend.extend(claim, LEASE),
               () -> backend.release(claim),
               () -> backend.inspect(SECRET_KEY))) {

@@ -1,5 +1,6 @@
 package dev.pubsubworker.backend.redis;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pubsubworker.core.Claim;
@@ -182,6 +183,23 @@ class RedisRoundTripTest {
     // records of this prefix.
     assertThat(sent.get("EVALSHA").sum()).isBetween(1L, sent.get("SCAN").sum());
     assertThat(sent.keySet()).containsOnly("SCAN", "EVALSHA");
+  }
+
+  @Test
+  void an_asynchronous_complete_is_one_evalsha_and_survives_a_lost_script_cache() throws Exception {
+    Claim claim = ((ClaimResult.Won) backend.claim("async", LEASE, "t")).claim();
+    side.text().scriptFlush();
+    sent.clear();
+    long evalBefore = side.commandCalls("eval");
+    assertThat(backend.completeAsync(claim, LEASE).toCompletableFuture().get(30, SECONDS)).isTrue();
+    // NOSCRIPT, answered on the event loop: the text went once with EVAL, and it is DONE.
+    assertThat(side.commandCalls("eval") - evalBefore).isEqualTo(1);
+    assertThat(sent.get("EVALSHA").sum()).isEqualTo(1);
+    assertThat(sent.get("EVAL").sum()).isEqualTo(1);
+    sent.clear();
+    assertThat(backend.completeAsync(claim, LEASE).toCompletableFuture().get(30, SECONDS)).isTrue();
+    assertThat(sent.get("EVALSHA").sum()).isEqualTo(1);
+    assertThat(sent).doesNotContainKey("EVAL");
   }
 
   @Test
