@@ -31,11 +31,11 @@ import org.slf4j.LoggerFactory;
 /**
  * One subscription's streaming pulls, configured from its settings, feeding its {@link
  * GuardedReceiver}: {@code parallel-pull-count} {@link Subscriber}s of one stream each, each with
- * its share of the flow control ({@link #streamShares}), so the server never leases the process
- * more than the client holds to. With exactly-once delivery it uses the receiver's
- * ack-with-response form and the configured minimum ack extension; the stream ack deadline and
- * every ack-deadline extension are at most {@code max-ack-extension-per-call} ({@link
- * AckDeadlines}), which bounds how long a crash delays a message ({@link CrashRecovery}).
+ * the flow control ({@link #streamFlowControl}), so the server never leases a stream more than its
+ * client holds. With exactly-once delivery it uses the receiver's ack-with-response form and the
+ * configured minimum ack extension; the stream ack deadline and every ack-deadline extension are at
+ * most {@code max-ack-extension-per-call} ({@link AckDeadlines}), which bounds how long a crash
+ * delays a message ({@link CrashRecovery}).
  *
  * <p>Stopping: {@link #stopAsync} closes the streams; the client then waits (mode
  * WAIT_FOR_PROCESSING) until every delivery it handed out is acked or nacked, which the worker's
@@ -95,26 +95,27 @@ final class SubscriptionRunner {
     this.config = config;
     this.facts = facts;
     this.handlerThreads = handlerThreads;
-    List<FlowControlSettings> shares = streamShares(config.client());
+    int streams = config.client().parallelPullCount();
+    FlowControlSettings flow = streamFlowControl(config.client());
     // One pool of system threads (lease extensions, ack sends) for all the streams, sized as the
     // client sizes its own for that many streams.
     this.system =
         new ScheduledThreadPoolExecutor(
-            Math.max(6, 2 * shares.size()),
+            Math.max(6, 2 * streams),
             new ThreadFactoryBuilder()
                 .setNameFormat("pubsub-" + config.id() + "-system-%d")
                 .setDaemon(true)
                 .build());
     AtomicBoolean failed = new AtomicBoolean();
-    List<Subscriber> built = new ArrayList<>(shares.size());
-    for (FlowControlSettings share : shares) {
+    List<Subscriber> built = new ArrayList<>(streams);
+    for (int i = 0; i < streams; i++) {
       Subscriber.Builder b;
       if (facts.exactlyOnce()) {
         b = Subscriber.newBuilder(facts.path(), receiver);
       } else {
         b = Subscriber.newBuilder(facts.path(), plain);
       }
-      b.setFlowControlSettings(share)
+      b.setFlowControlSettings(flow)
           .setParallelPullCount(1)
           .setExecutorProvider(handlerThreads)
           .setSystemExecutorProvider(FixedExecutorProvider.create(system))
@@ -151,41 +152,26 @@ final class SubscriptionRunner {
 
   /**
    * The flow control of each of a subscription's streams: one {@code Subscriber} per stream, each
-   * holding its share of {@code max-outstanding-messages} and {@code max-outstanding-bytes}, so
-   * that the shares add up to the configured limits exactly.
+   * holding up to {@code max-outstanding-messages} and {@code max-outstanding-bytes} itself, so the
+   * worker holds at most {@code parallel-pull-count} times the limits, all of it received,
+   * receipted and extended.
    *
    * <p>Why not one {@code Subscriber} with {@code setParallelPullCount(n)}: google-cloud-pubsub
    * sends each of its streams the whole limit as the server-side flow control, but holds them all
    * to that one limit on the client. Pub/Sub then leases up to n times the limit to the process;
    * the surplus waits in the transport for a free slot, with a stream's thread blocked on it, no
    * receipt sent and no extension, so its leases run out and Pub/Sub redelivers it (Google's
-   * advice, java-pubsub#2480: one stream per client, more clients for more streams). With a share
-   * per stream the server stops at the limit the client holds to.
-   *
-   * <p>There are at most as many streams as messages (and bytes) allowed, so every share is at
-   * least one.
+   * advice, java-pubsub#2480: one stream per client, more clients for more streams). With one
+   * client per stream the server's limit and the client's are the same. Each stream keeps the whole
+   * limit rather than a share of it because the client sends acks only every 100 ms: a stream's
+   * window must cover its messages for that long, and a share of it would cap the rate.
    */
-  static List<FlowControlSettings> streamShares(SubscriptionConfig.ClientSettings client) {
-    long messages = client.maxOutstandingMessages();
-    long bytes = client.maxOutstandingBytes();
-    int streams = (int) Math.min(client.parallelPullCount(), Math.min(messages, bytes));
-    List<FlowControlSettings> shares = new ArrayList<>(streams);
-    for (int i = 0; i < streams; i++) {
-      shares.add(
-          FlowControlSettings.newBuilder()
-              .setMaxOutstandingElementCount(share(messages, streams, i))
-              .setMaxOutstandingRequestBytes(share(bytes, streams, i))
-              .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
-              .build());
-    }
-    return List.copyOf(shares);
-  }
-
-  /**
-   * Stream {@code i}'s share of {@code total} split {@code streams} ways; the first ones round up.
-   */
-  private static long share(long total, int streams, int i) {
-    return total / streams + (i < total % streams ? 1 : 0);
+  static FlowControlSettings streamFlowControl(SubscriptionConfig.ClientSettings client) {
+    return FlowControlSettings.newBuilder()
+        .setMaxOutstandingElementCount((long) client.maxOutstandingMessages())
+        .setMaxOutstandingRequestBytes(client.maxOutstandingBytes())
+        .setLimitExceededBehavior(FlowController.LimitExceededBehavior.Block)
+        .build();
   }
 
   /**

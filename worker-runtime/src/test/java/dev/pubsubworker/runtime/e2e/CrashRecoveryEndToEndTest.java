@@ -29,30 +29,30 @@ import org.junit.jupiter.api.io.TempDir;
  * config (max(ack deadline, lease) + claim retry: about 61 s), once each.
  *
  * <p>Each victim has two streaming pulls, one handler thread each, a handler that holds its message
- * for ten minutes and a flow-control window of {@value #WINDOW} messages, which its two streams
- * share (3 + 2): Pub/Sub hands each victim its whole window and nothing more. Of each stream's
- * messages one runs (its key claimed, a 30 s lease) and the others wait for the stream's handler
- * thread (received and modacked, so leased for one ack extension). Messages a stream has been sent
- * but not yet read or modacked when the worker dies (a moment's state) are leased for the stream
- * ack deadline the client sent; both are at most {@code max-ack-extension-per-call}, whose old
- * default of 600 s made such messages take ten minutes.
+ * for ten minutes and a flow-control window of {@value #WINDOW} messages per stream: Pub/Sub hands
+ * each stream its window and nothing more. Of each stream's messages one runs (its key claimed, a
+ * 30 s lease) and the others wait for the stream's handler thread (received and modacked, so leased
+ * for one ack extension). Messages a stream has been sent but not yet read or modacked when the
+ * worker dies (a moment's state) are leased for the stream ack deadline the client sent; both are
+ * at most {@code max-ack-extension-per-call}, whose old default of 600 s made such messages take
+ * ten minutes.
  *
  * <p>Only the embedded server can run this: Google's emulator never gives back a killed stream's
  * messages. The bound is asserted as a deadline from the kill; no other timing is asserted.
  */
 class CrashRecoveryEndToEndTest {
 
-  /** Each victim's flow-control window, shared by its two streams. */
+  /** The flow-control window of each of a victim's two streams. */
   private static final int WINDOW = 5;
 
   private static final int VICTIMS = 2;
 
-  /** A window per victim: all that Pub/Sub hands a victim's two streams. */
-  private static final int MESSAGES = VICTIMS * WINDOW;
+  /** A window per stream of each victim: all that Pub/Sub hands the victims. */
+  private static final int MESSAGES = VICTIMS * 2 * WINDOW;
 
   /**
-   * One handler thread per stream, two streams sharing a window of {@link #WINDOW}; ack extension,
-   * lease and everything else as shipped.
+   * One handler thread per stream, two streams with a window of {@link #WINDOW} each; ack
+   * extension, lease and everything else as shipped.
    */
   private static final String VICTIM_SETTINGS =
       """
