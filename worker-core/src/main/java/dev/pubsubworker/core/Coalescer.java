@@ -214,17 +214,7 @@ final class Coalescer<Q, R> {
    */
   R submit(Q request) {
     Entry<Q, R> entry = new Entry<>(request);
-    boolean lead;
-    synchronized (lock) {
-      lead = inFlight < limit;
-      if (lead) {
-        inFlight++;
-      } else {
-        queue.addLast(entry);
-        queuedInPeriod = true;
-      }
-    }
-    if (lead) {
+    if (leadOrQueue(entry)) {
       List<Entry<Q, R>> alone = new ArrayList<>(1);
       alone.add(entry);
       entry.state.set(IN_FLIGHT);
@@ -247,17 +237,7 @@ final class Coalescer<Q, R> {
    */
   CompletionStage<R> submitAsync(Q request) {
     Entry<Q, R> entry = new Entry<>(request);
-    boolean lead;
-    synchronized (lock) {
-      lead = inFlight < limit;
-      if (lead) {
-        inFlight++;
-      } else {
-        queue.addLast(entry);
-        queuedInPeriod = true;
-      }
-    }
-    if (!lead) {
+    if (!leadOrQueue(entry)) {
       try {
         return CompletableFuture.completedFuture(await(entry));
       } catch (RuntimeException e) {
@@ -295,6 +275,22 @@ final class Coalescer<Q, R> {
           }
         });
     return result;
+  }
+
+  /**
+   * Takes a flush slot for {@code entry} if fewer than the limit are in flight (true: its caller
+   * sends it now), else queues it (false: its caller waits).
+   */
+  private boolean leadOrQueue(Entry<Q, R> entry) {
+    synchronized (lock) {
+      if (inFlight < limit) {
+        inFlight++;
+        return true;
+      }
+      queue.addLast(entry);
+      queuedInPeriod = true;
+      return false;
+    }
   }
 
   private static @Nullable Throwable unwrap(@Nullable Throwable failure) {

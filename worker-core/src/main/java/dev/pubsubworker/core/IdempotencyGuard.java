@@ -287,6 +287,18 @@ public final class IdempotencyGuard implements AutoCloseable {
    */
   public <T, E extends Exception> LockResult<T> lock(
       String key, CallOptions options, GuardedWork<T, E> work) throws E {
+    LockClaim c = claimToLock(key, options, work);
+    if (c.result() instanceof ClaimResult.Won won) {
+      return run.lock(won.claim(), c.options(), c.sentAt(), work);
+    }
+    return claims.duplicateOrThrow(key, c.options(), c.result());
+  }
+
+  /** A lock call's claim: the call's options, when the claim was sent, and the store's answer. */
+  private record LockClaim(CallOptions options, Instant sentAt, ClaimResult result) {}
+
+  /** What {@code lock} and {@code lockAsync} do before the work: check, then claim. */
+  private LockClaim claimToLock(String key, CallOptions options, GuardedWork<?, ?> work) {
     Objects.requireNonNull(work, "work");
     CallOptions o = resolve(options);
     validateKey(key);
@@ -294,11 +306,7 @@ public final class IdempotencyGuard implements AutoCloseable {
       requireTransactional(backend);
     }
     Instant sentAt = clock.instant();
-    ClaimResult result = claims.claim(key, o);
-    if (result instanceof ClaimResult.Won won) {
-      return run.lock(won.claim(), o, sentAt, work);
-    }
-    return claims.duplicateOrThrow(key, o, result);
+    return new LockClaim(o, sentAt, claims.claim(key, o));
   }
 
   /**
@@ -328,18 +336,11 @@ public final class IdempotencyGuard implements AutoCloseable {
    */
   public <T, E extends Exception> CompletionStage<LockResult<T>> lockAsync(
       String key, CallOptions options, GuardedWork<T, E> work) throws E {
-    Objects.requireNonNull(work, "work");
-    CallOptions o = resolve(options);
-    validateKey(key);
-    if (o.mergedTransactional()) {
-      requireTransactional(backend);
+    LockClaim c = claimToLock(key, options, work);
+    if (c.result() instanceof ClaimResult.Won won) {
+      return run.lockAsync(won.claim(), c.options(), c.sentAt(), work);
     }
-    Instant sentAt = clock.instant();
-    ClaimResult result = claims.claim(key, o);
-    if (result instanceof ClaimResult.Won won) {
-      return run.lockAsync(won.claim(), o, sentAt, work);
-    }
-    return CompletableFuture.completedFuture(claims.duplicateOrThrow(key, o, result));
+    return CompletableFuture.completedFuture(claims.duplicateOrThrow(key, c.options(), c.result()));
   }
 
   /**
