@@ -6,12 +6,16 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
@@ -60,6 +64,12 @@ import org.slf4j.LoggerFactory;
  * fails every entry with a {@link LockBackendException} carrying the failure (its outcome unknown,
  * as for a failed single verb), since sending each again would make its caller wait out the same
  * trouble twice.
+ *
+ * <p>Requests sent with {@link #submitAsync} have no caller waiting: the caller returns at once and
+ * the entry's outcome completes a stage. Such an entry never leads; a batch of them is sent by the
+ * thread that passes the slot on (it has just ended a flush), or, when that thread must not or has
+ * sent enough for others, by the coalescer's own flusher thread (one, started when needed). A
+ * refused batch's unwaited entries are sent alone by the thread that sent the batch.
  *
  * <p>Interrupts: with {@code interruptible}, a caller interrupted while its entry is still queued
  * leaves the queue (nothing was sent) and gets a {@link LockBackendException}; one interrupted
@@ -138,6 +148,12 @@ final class Coalescer<Q, R> {
   /** How many flushes one measure of the shortest round trip spans. */
   static final int RTT_WINDOW = 1000;
 
+  /**
+   * Sends the batches in which no caller waits to lead ({@link #sendUnled}): one daemon thread,
+   * started when needed and gone after 30 s idle.
+   */
+  private final ThreadPoolExecutor flusher;
+
   private final Object lock = new Object();
   private final ArrayDeque<Entry<Q, R>> queue = new ArrayDeque<>();
   private final int minInFlight;
@@ -189,6 +205,20 @@ final class Coalescer<Q, R> {
     this.onAbandoned = onAbandoned;
     this.verb = verb;
     this.events = events;
+    this.flusher =
+        new ThreadPoolExecutor(
+            0,
+            1,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t =
+                  new Thread(
+                      r, "pubsub-worker-group-commit-" + verb.name().toLowerCase(Locale.ROOT));
+              t.setDaemon(true);
+              return t;
+            });
   }
 
   /** One caller's request and, once delivered, its outcome. */
@@ -199,11 +229,18 @@ final class Coalescer<Q, R> {
     @Nullable R result;
     @Nullable RuntimeException failure;
 
+    /**
+     * Where the outcome goes when no thread waits for it ({@link #submitAsync}); null when the
+     * caller waits.
+     */
+    final @Nullable CompletableFuture<R> async;
+
     /** The batch this entry leads; written before its state turns LEAD. */
     @Nullable List<Entry<Q, R>> batch;
 
-    Entry(Q request) {
+    Entry(Q request, @Nullable CompletableFuture<R> async) {
       this.request = request;
+      this.async = async;
     }
   }
 
@@ -213,7 +250,7 @@ final class Coalescer<Q, R> {
    * @throws RuntimeException what the single verb would have thrown for it
    */
   R submit(Q request) {
-    Entry<Q, R> entry = new Entry<>(request);
+    Entry<Q, R> entry = new Entry<>(request, null);
     if (leadOrQueue(entry)) {
       List<Entry<Q, R>> alone = new ArrayList<>(1);
       alone.add(entry);
@@ -225,24 +262,21 @@ final class Coalescer<Q, R> {
   }
 
   /**
-   * Sends {@code request} as {@link #submit} does, without waiting for a lone send: when fewer
-   * flushes are in flight than the limit, it goes out through {@link Verbs#singleAsync} and this
-   * returns at once. When the answer comes on another thread (the store client's), that thread only
-   * passes the flush's slot on — it hands the next batch's lead to a queued caller and never sends
-   * one itself, since it must not block; when it comes on this thread (a store without an
-   * asynchronous client), the slot passes as after any flush. Otherwise (the limit reached) the
-   * request queues and this waits as {@code submit} does, returning a stage already complete.
+   * Sends {@code request} as {@link #submit} does, without waiting: when fewer flushes are in
+   * flight than the limit, it goes out through {@link Verbs#singleAsync}; otherwise it queues, and
+   * the batch it joins is sent by whoever passes the next slot on — a waiting caller handed the
+   * lead, the thread that ended a flush, or, for a batch in which no caller waits, this coalescer's
+   * own flusher thread. Either way this returns at once, unless the single verb runs on the calling
+   * thread (a store without an asynchronous client). When an answer comes on the store client's
+   * thread, that thread only passes the slot on and never sends, since it must not block.
    *
    * @return a stage with the single verb's result or its failure (a {@link RuntimeException})
    */
   CompletionStage<R> submitAsync(Q request) {
-    Entry<Q, R> entry = new Entry<>(request);
+    CompletableFuture<R> result = new CompletableFuture<>();
+    Entry<Q, R> entry = new Entry<>(request, result);
     if (!leadOrQueue(entry)) {
-      try {
-        return CompletableFuture.completedFuture(await(entry));
-      } catch (RuntimeException e) {
-        return CompletableFuture.failedFuture(e);
-      }
+      return result;
     }
     Thread caller = Thread.currentThread();
     long started = System.nanoTime();
@@ -252,10 +286,9 @@ final class Coalescer<Q, R> {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     } catch (Error e) {
-      passSlot(System.nanoTime() - started, false);
+      sendUnled(passSlot(System.nanoTime() - started, false));
       throw e;
     }
-    CompletableFuture<R> result = new CompletableFuture<>();
     sent.whenComplete(
         (value, failure) -> {
           long rtt = System.nanoTime() - started;
@@ -271,7 +304,11 @@ final class Coalescer<Q, R> {
             result.completeExceptionally(new LockBackendException("store call failed", cause));
           }
           if (again != null) {
-            flushAndHandOff(again, 1);
+            if (onCaller) {
+              flushAndHandOff(again, 1);
+            } else {
+              sendUnled(again);
+            }
           }
         });
     return result;
@@ -328,7 +365,7 @@ final class Coalescer<Q, R> {
           Thread.currentThread().interrupt();
           throw new LockBackendException(
               "interrupted while waiting for a batched "
-                  + verb.name().toLowerCase(java.util.Locale.ROOT)
+                  + verb.name().toLowerCase(Locale.ROOT)
                   + "; nothing of it is kept");
         }
       }
@@ -363,44 +400,41 @@ final class Coalescer<Q, R> {
   }
 
   /**
-   * Takes the next batch off the non-empty queue (oldest first, distinct keys, at most {@code
-   * maxBatch}) and hands its lead to its oldest entry. Under the lock, so an interrupted caller
-   * finds its entry either queued, or taken: in flight, or leading (then it leads).
+   * Takes the next batch off the non-empty queue: oldest first, distinct keys, at most {@code
+   * maxBatch}. Every entry is marked in flight but the first whose caller waits, which stays
+   * waiting: the caller decides to lead it or to send it itself. Under the lock, so an interrupted
+   * caller finds its entry either queued, or taken: in flight, or leading (then it leads).
    */
-  private Entry<Q, R> takeBatch() {
-    List<Entry<Q, R>> batch = takeEntries();
-    Entry<Q, R> leader = batch.get(0);
-    leader.batch = batch;
-    leader.state.set(LEAD);
-    return leader;
-  }
-
-  /**
-   * Takes the next batch off the non-empty queue, every entry in flight: the calling thread, which
-   * has just ended a flush, sends it itself. Under the lock.
-   */
-  private List<Entry<Q, R>> takeBatchToSend() {
-    List<Entry<Q, R>> batch = takeEntries();
-    batch.get(0).state.set(IN_FLIGHT);
-    return batch;
-  }
-
-  /** The next batch's entries, off the queue; all but the first marked in flight. */
   private List<Entry<Q, R>> takeEntries() {
     List<Entry<Q, R>> batch = new ArrayList<>();
     Set<String> keys = new HashSet<>();
+    boolean waiterLeft = false;
     Iterator<Entry<Q, R>> it = queue.iterator();
     while (it.hasNext() && batch.size() < maxBatch) {
       Entry<Q, R> e = it.next();
       if (keys.add(verbs.key(e.request))) {
         it.remove();
         batch.add(e);
-        if (batch.size() > 1) {
+        if (e.async == null && !waiterLeft) {
+          waiterLeft = true;
+        } else {
           e.state.set(IN_FLIGHT);
         }
       }
     }
     return batch;
+  }
+
+  /**
+   * The entry of a taken batch whose caller waits, left waiting by {@link #takeEntries}; or null.
+   */
+  private static <Q, R> @Nullable Entry<Q, R> waiter(List<Entry<Q, R>> batch) {
+    for (Entry<Q, R> e : batch) {
+      if (e.async == null) {
+        return e;
+      }
+    }
+    return null;
   }
 
   /**
@@ -421,12 +455,18 @@ final class Coalescer<Q, R> {
     while (batch != null) {
       long started = System.nanoTime();
       boolean completed = false;
+      boolean keep = false;
       List<Entry<Q, R>> again = null;
       try {
         completed = flush(batch);
       } finally {
-        again =
-            passSlot(System.nanoTime() - started, completed && sentForOthers < MAX_SENT_FOR_OTHERS);
+        keep = completed && sentForOthers < MAX_SENT_FOR_OTHERS;
+        again = passSlot(System.nanoTime() - started, keep);
+      }
+      if (again != null && !keep) {
+        // A batch nobody waits to lead, and this thread has sent enough for others.
+        sendUnled(again);
+        again = null;
       }
       batch = again;
       sentForOthers++;
@@ -448,18 +488,47 @@ final class Coalescer<Q, R> {
       adapt(rtt);
       if (queue.isEmpty()) {
         inFlight--;
-      } else if (mayKeep && rtt <= SLOW_FLUSH_FACTOR * minRtt) {
-        // The slot stays with this thread, for the next batch.
-        again = takeBatchToSend();
       } else {
-        // This flush's slot passes to the next batch's leader.
-        next = takeBatch();
+        List<Entry<Q, R>> batch = takeEntries();
+        Entry<Q, R> waiter = waiter(batch);
+        if ((mayKeep && rtt <= SLOW_FLUSH_FACTOR * minRtt) || waiter == null) {
+          // The slot stays with this thread, for the next batch (or, when no caller of it waits
+          // to lead it, with whoever this thread hands it to: sendUnled).
+          if (waiter != null) {
+            waiter.state.set(IN_FLIGHT);
+          }
+          again = batch;
+        } else {
+          // This flush's slot passes to the next batch's leader.
+          waiter.batch = batch;
+          waiter.state.set(LEAD);
+          next = waiter;
+        }
       }
     }
     if (next != null) {
       LockSupport.unpark(next.caller);
     }
     return again;
+  }
+
+  /**
+   * Has this coalescer's flusher thread send {@code batch} (and pass its slot on): for a batch in
+   * which no caller waits to lead, taken by a thread that must not send it (the store client's) or
+   * has sent enough for others. A no-op for null.
+   */
+  private void sendUnled(@Nullable List<Entry<Q, R>> batch) {
+    if (batch == null) {
+      return;
+    }
+    flusher.execute(
+        () -> {
+          try {
+            flushAndHandOff(batch, 0);
+          } catch (RuntimeException | Error e) {
+            log.error("the group-commit flusher of {} failed", verb, e);
+          }
+        });
   }
 
   /** The current limit of flushes in flight (for tests and benchmarks). */
@@ -563,8 +632,11 @@ final class Coalescer<Q, R> {
    */
   private void handBackAlone(List<Entry<Q, R>> batch) {
     Entry<Q, R> own = null;
+    List<Entry<Q, R>> unwaited = new ArrayList<>();
     for (Entry<Q, R> entry : batch) {
-      if (entry.caller == Thread.currentThread()) {
+      if (entry.async != null) {
+        unwaited.add(entry);
+      } else if (entry.caller == Thread.currentThread()) {
         own = entry;
       } else if (entry.state.compareAndSet(IN_FLIGHT, ALONE)) {
         LockSupport.unpark(entry.caller);
@@ -572,6 +644,10 @@ final class Coalescer<Q, R> {
     }
     if (own != null) {
       sendAlone(own);
+    }
+    // No caller waits for these: this thread sends each alone.
+    for (Entry<Q, R> entry : unwaited) {
+      sendAlone(entry);
     }
   }
 
@@ -610,7 +686,14 @@ final class Coalescer<Q, R> {
     entry.result = result;
     entry.failure = failure;
     if (entry.state.compareAndSet(IN_FLIGHT, DONE)) {
-      if (entry.caller != Thread.currentThread()) {
+      CompletableFuture<R> async = entry.async;
+      if (async != null) {
+        if (failure != null) {
+          async.completeExceptionally(failure);
+        } else {
+          async.complete(result);
+        }
+      } else if (entry.caller != Thread.currentThread()) {
         LockSupport.unpark(entry.caller);
       }
       return;

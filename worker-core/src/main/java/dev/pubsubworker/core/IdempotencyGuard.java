@@ -76,7 +76,10 @@ import org.jspecify.annotations.Nullable;
  * statement for one entry, a table constraint or a value it cannot take) is sent again entry by
  * entry, each on its own caller's thread at once, so one key never fails its batch-mates; a round
  * trip that fails as a whole for any other reason (unreachable, a timeout) fails every entry as the
- * single verb would, without a second wait. {@link Builder#batching} turns it on or off.
+ * single verb would, without a second wait. A complete sent by {@link #lockAsync} that has to queue
+ * does not wait either: its caller returns, and its batch goes with the next slot (sent by the
+ * thread that ended a flush, or by the guard's flusher thread). {@link Builder#batching} turns it
+ * on or off.
  *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see

@@ -96,14 +96,12 @@ class CoalescerAsyncTest {
   }
 
   @Test
-  void the_answer_hands_the_slot_to_queued_callers_who_send_one_batch() throws Exception {
+  void the_answer_hands_the_slot_to_a_waiting_caller_who_sends_one_batch() throws Exception {
     Store store = new Store();
     Coalescer<String, String> c = coalescer(store);
     CompletableFuture<String> lead = c.submitAsync("lead").toCompletableFuture();
-    // The only slot is taken: these queue (and wait, as submit does).
+    // The only slot is taken: a waiting caller queues, and an async request queues without waiting.
     Future<String> q1 = callers.submit(() -> c.submit("q1"));
-    Future<String> q2 =
-        callers.submit(() -> c.submitAsync("q2").toCompletableFuture().get(30, TimeUnit.SECONDS));
     await()
         .atMost(Duration.ofSeconds(30))
         .until(
@@ -111,7 +109,9 @@ class CoalescerAsyncTest {
                 Thread.getAllStackTraces().keySet().stream()
                         .filter(t -> LockSupport.getBlocker(t) == c)
                         .count()
-                    == 2);
+                    == 1);
+    CompletableFuture<String> q2 = c.submitAsync("q2").toCompletableFuture();
+    assertThat(q2).isNotDone();
     Thread answering =
         new Thread(() -> store.pending.get("lead").complete("lead"), "store-io-thread");
     answering.start();
@@ -120,9 +120,62 @@ class CoalescerAsyncTest {
     assertThat(q1.get(30, TimeUnit.SECONDS)).isEqualTo("q1");
     assertThat(q2.get(30, TimeUnit.SECONDS)).isEqualTo("q2");
     assertThat(store.batches).hasValue(1);
-    // Sent by a woken caller, never on the store's thread.
-    assertThat(store.batchThreads.get("q1")).isNotSameAs(answering);
-    assertThat(store.batchThreads.get("q1").getName()).isNotEqualTo("store-io-thread");
+    // Sent by the woken caller, never on the store's thread.
+    assertThat(store.batchThreads.get("q2").getName())
+        .isNotEqualTo("store-io-thread")
+        .doesNotStartWith("pubsub-worker-group-commit");
+  }
+
+  @Test
+  void a_batch_no_caller_waits_for_is_sent_by_the_flusher_thread() throws Exception {
+    Store store = new Store();
+    Coalescer<String, String> c = coalescer(store);
+    CompletableFuture<String> lead = c.submitAsync("lead").toCompletableFuture();
+    List<CompletableFuture<String>> queued = new java.util.ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      queued.add(c.submitAsync("q" + i).toCompletableFuture());
+    }
+    // Nobody waits: every call returned at once, nothing sent but the lead.
+    assertThat(queued).allSatisfy(f -> assertThat(f).isNotDone());
+    assertThat(store.batches).hasValue(0);
+    Thread answering =
+        new Thread(() -> store.pending.get("lead").complete("lead"), "store-io-thread");
+    answering.start();
+    answering.join(30_000);
+    for (int i = 0; i < 5; i++) {
+      assertThat(queued.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("q" + i);
+    }
+    assertThat(store.batches).hasValue(1);
+    assertThat(store.batchThreads.get("q0").getName())
+        .isEqualTo("pubsub-worker-group-commit-complete");
+    // The slot came back: the next lone send goes out at once.
+    CompletableFuture<String> next = c.submitAsync("after").toCompletableFuture();
+    await().atMost(Duration.ofSeconds(30)).until(() -> store.pending.containsKey("after"));
+    store.pending.get("after").complete("after");
+    assertThat(next.get(5, TimeUnit.SECONDS)).isEqualTo("after");
+  }
+
+  @Test
+  void a_refused_batch_of_unwaited_entries_is_sent_alone_entry_by_entry() throws Exception {
+    AtomicInteger refusedBatches = new AtomicInteger();
+    Store store =
+        new Store() {
+          @Override
+          public List<BatchLockBackend.BatchResult<String>> batch(List<String> requests) {
+            refusedBatches.incrementAndGet();
+            throw new StoreRefusedException("the store refused the statement");
+          }
+        };
+    Coalescer<String, String> c = coalescer(store);
+    CompletableFuture<String> lead = c.submitAsync("lead").toCompletableFuture();
+    CompletableFuture<String> a = c.submitAsync("a").toCompletableFuture();
+    CompletableFuture<String> b = c.submitAsync("b").toCompletableFuture();
+    store.pending.get("lead").complete("lead");
+    assertThat(a.get(30, TimeUnit.SECONDS)).isEqualTo("a");
+    assertThat(b.get(30, TimeUnit.SECONDS)).isEqualTo("b");
+    assertThat(refusedBatches).hasValue(1);
+    assertThat(store.singles).hasValue(2);
+    assertThat(lead).isCompletedWithValue("lead");
   }
 
   @Test

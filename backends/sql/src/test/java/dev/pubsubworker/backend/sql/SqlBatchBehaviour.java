@@ -399,6 +399,85 @@ abstract class SqlBatchBehaviour {
         .isPositive();
   }
 
+  @Test
+  @DisplayName(
+      "completes sent without waiting (lockAsync) share batches: every key runs once and ends"
+          + " DONE, and every stage completes")
+  void completes_sent_without_waiting_share_batches_and_all_end_done() throws Exception {
+    AtomicInteger completeBatches = new AtomicInteger();
+    AtomicInteger batchedCompletes = new AtomicInteger();
+    GuardListener batches =
+        new GuardListener() {
+          @Override
+          public void batch(Verb verb, int size, Duration latency, boolean succeeded) {
+            if (verb == Verb.COMPLETE && succeeded) {
+              completeBatches.incrementAndGet();
+              batchedCompletes.addAndGet(size);
+            }
+          }
+        };
+    int callers = 12;
+    int perCaller = 20;
+    ExecutorService pool = Executors.newFixedThreadPool(callers);
+    Map<String, AtomicInteger> runs = new java.util.concurrent.ConcurrentHashMap<>();
+    List<java.util.concurrent.CompletableFuture<LockResult<Integer>>> stages =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    try (IdempotencyGuard guard =
+        IdempotencyGuard.newBuilder(backend)
+            .lease(LEASE)
+            .ttl(TTL)
+            .claimRetries(0)
+            .listener(batches)
+            .build()) {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<?>> callerRuns = new ArrayList<>();
+      List<String> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+      for (int c = 0; c < callers; c++) {
+        callerRuns.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  for (int i = 0; i < perCaller; i++) {
+                    String key = newKey("async");
+                    all.add(key);
+                    stages.add(
+                        guard
+                            .lockAsync(
+                                key,
+                                dev.pubsubworker.core.CallOptions.defaults(),
+                                ctx ->
+                                    runs.computeIfAbsent(key, k -> new AtomicInteger())
+                                        .incrementAndGet())
+                            .toCompletableFuture());
+                  }
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (Future<?> f : callerRuns) {
+        f.get(120, TimeUnit.SECONDS);
+      }
+      for (java.util.concurrent.CompletableFuture<LockResult<Integer>> stage : stages) {
+        assertThat(stage.get(120, TimeUnit.SECONDS))
+            .isInstanceOfSatisfying(
+                LockResult.Executed.class,
+                e ->
+                    assertThat(e.completion())
+                        .isEqualTo(dev.pubsubworker.core.Completion.COMPLETED));
+      }
+      assertThat(all).hasSize(callers * perCaller);
+      for (String key : all) {
+        assertThat(runs.get(key)).as(key).hasValue(1);
+        assertThat(backend.inspect(key).orElseThrow().state()).as(key).isEqualTo(LockState.DONE);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    System.out.printf(
+        "%d async completes: %d batches holding %d of them%n",
+        callers * perCaller, completeBatches.get(), batchedCompletes.get());
+  }
+
   /** Closes the physical connection right before the {@code at}-th statement from now. */
   private static void armCloseBefore(CountingDataSource counting, int at) {
     if (at == 1) {
