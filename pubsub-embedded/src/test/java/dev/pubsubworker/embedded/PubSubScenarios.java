@@ -379,9 +379,7 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
             publisher.publish(
                 PubsubMessage.newBuilder().setData(utf8(data)).setOrderingKey(key).build()));
       }
-      for (ApiFuture<String> future : futures) {
-        future.get(10, TimeUnit.SECONDS);
-      }
+      awaitPublished(futures);
     } finally {
       publisher.shutdown();
       publisher.awaitTermination(10, TimeUnit.SECONDS);
@@ -832,6 +830,32 @@ abstract class PubSubScenarios extends AdminSurfaceScenarios {
   }
 
   // ---- helpers ----
+
+  /**
+   * Waits for every publish, at most 60 s in all: an ordering-key publisher retries a failed batch
+   * without end and holds the key's later messages behind it, so one slow round trip delays them
+   * all. A timeout says how many had completed and where the publisher's threads were, so that a
+   * rare hang can be told from a slow retry.
+   */
+  static void awaitPublished(List<ApiFuture<String>> futures) throws Exception {
+    try {
+      com.google.api.core.ApiFutures.allAsList(futures).get(60, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      long done = futures.stream().filter(java.util.concurrent.Future::isDone).count();
+      StringBuilder threads = new StringBuilder();
+      Thread.getAllStackTraces()
+          .forEach(
+              (t, stack) -> {
+                threads.append('\n').append(t.getName()).append(' ').append(t.getState());
+                for (int i = 0; i < Math.min(8, stack.length); i++) {
+                  threads.append("\n    at ").append(stack[i]);
+                }
+              });
+      throw new AssertionError(
+          done + " of " + futures.size() + " publishes completed within 60 s; threads:" + threads,
+          e);
+    }
+  }
 
   TopicName createTopic(String prefix) {
     return target().createTopic(prefix);
