@@ -8,6 +8,7 @@ import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.protocol.ProtocolVersion;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
 import java.io.IOException;
@@ -52,6 +53,10 @@ final class Probes {
     RedisClient client = RedisClient.create(redisResources(), redisUri);
     client.setOptions(
         ClientOptions.builder()
+            // RESP2: the handshake is one AUTH, whose refusal is a reply. With RESP3's HELLO and
+            // its fallback, a refused password sometimes surfaced as "Connection closed
+            // prematurely" instead (seen in CI on Redis 7.0).
+            .protocolVersion(ProtocolVersion.RESP2)
             .autoReconnect(false)
             .socketOptions(SocketOptions.builder().connectTimeout(timeout).build())
             .build());
