@@ -3,7 +3,6 @@ package dev.pubsubworker.core;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
@@ -90,10 +89,7 @@ final class ClaimSettlement {
             MDC.setContextMap(mdc);
           }
           try {
-            Throwable cause = failure;
-            while (cause instanceof CompletionException && cause.getCause() != null) {
-              cause = cause.getCause();
-            }
+            Throwable cause = Coalescer.unwrap(failure);
             if (cause instanceof Error error) {
               throw error;
             }

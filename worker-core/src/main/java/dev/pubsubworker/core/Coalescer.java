@@ -330,7 +330,11 @@ final class Coalescer<Q, R> {
     }
   }
 
-  private static @Nullable Throwable unwrap(@Nullable Throwable failure) {
+  /**
+   * The failure inside a stage's wrapping ({@link CompletionException}, {@link
+   * ExecutionException}).
+   */
+  static @Nullable Throwable unwrap(@Nullable Throwable failure) {
     Throwable t = failure;
     while ((t instanceof CompletionException || t instanceof ExecutionException)
         && t.getCause() != null) {

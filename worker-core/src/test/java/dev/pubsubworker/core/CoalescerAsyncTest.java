@@ -66,6 +66,14 @@ class CoalescerAsyncTest {
     public String key(String request) {
       return request;
     }
+
+    /** Completes {@code request}'s pending send with itself on a thread named store-io-thread. */
+    void answerOnStoreThread(String request) throws InterruptedException {
+      Thread answering =
+          new Thread(() -> pending.get(request).complete(request), "store-io-thread");
+      answering.start();
+      answering.join(30_000);
+    }
   }
 
   private static Coalescer<String, String> coalescer(Store store) {
@@ -112,10 +120,7 @@ class CoalescerAsyncTest {
                     == 1);
     CompletableFuture<String> q2 = c.submitAsync("q2").toCompletableFuture();
     assertThat(q2).isNotDone();
-    Thread answering =
-        new Thread(() -> store.pending.get("lead").complete("lead"), "store-io-thread");
-    answering.start();
-    answering.join(30_000);
+    store.answerOnStoreThread("lead");
     assertThat(lead.get(5, TimeUnit.SECONDS)).isEqualTo("lead");
     assertThat(q1.get(30, TimeUnit.SECONDS)).isEqualTo("q1");
     assertThat(q2.get(30, TimeUnit.SECONDS)).isEqualTo("q2");
@@ -138,10 +143,7 @@ class CoalescerAsyncTest {
     // Nobody waits: every call returned at once, nothing sent but the lead.
     assertThat(queued).allSatisfy(f -> assertThat(f).isNotDone());
     assertThat(store.batches).hasValue(0);
-    Thread answering =
-        new Thread(() -> store.pending.get("lead").complete("lead"), "store-io-thread");
-    answering.start();
-    answering.join(30_000);
+    store.answerOnStoreThread("lead");
     for (int i = 0; i < 5; i++) {
       assertThat(queued.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("q" + i);
     }

@@ -277,11 +277,6 @@ final class SubscriptionRunner {
     return subscribers.stream().allMatch(Subscriber::isRunning);
   }
 
-  /** How many streams (one subscriber each) pull the subscription. */
-  int streams() {
-    return subscribers.size();
-  }
-
   SubscriptionConfig config() {
     return config;
   }
