@@ -11,11 +11,7 @@ import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.LockState;
 import dev.pubsubworker.core.TransactionalLockBackend;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -57,10 +53,11 @@ import javax.sql.DataSource;
  * <table>
  *   <caption>Statements (each one round trip) per verb</caption>
  *   <tr><th>verb</th><th>PostgreSQL</th><th>MariaDB ≥ 10.5</th><th>MySQL, H2</th></tr>
- *   <tr><td>claim</td><td>1</td><td>1</td><td>2 (read, then insert or compare-and-set); 1 when
- *       held or done</td></tr>
- *   <tr><td>complete</td><td>1</td><td>1; 2 when the fence does not match</td><td>1; 2 when the
- *       fence does not match</td></tr>
+ *   <tr><td>claim</td><td>1 on an absent key; 2 (insert, then the upsert) when the key exists,
+ *       1 while most claims find it existing</td><td>1</td><td>2 (read, then insert or
+ *       compare-and-set); 1 when held or done</td></tr>
+ *   <tr><td>complete</td><td>1; 2 when the fence does not match</td><td>1; 2 when the fence does
+ *       not match</td><td>1; 2 when the fence does not match</td></tr>
  *   <tr><td>release</td><td>1; 2 when a no-op</td><td>1; 2 when a no-op</td><td>1; 2 when a
  *       no-op</td></tr>
  *   <tr><td>extend</td><td>1; 2 when refused</td><td>1; 2 when refused</td><td>1; 2 when
@@ -347,9 +344,8 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
   /**
    * {@inheritDoc}
    *
-   * <p>One statement (PostgreSQL: the update and the row as it was before it); on MySQL-family and
-   * H2 a second one when the fence does not match, to tell an already DONE record (true) from a
-   * stale or missing one (false) and from an unreadable one.
+   * <p>One statement; a second one when the fence does not match, to tell an already DONE record
+   * (true) from a stale or missing one (false) and from an unreadable one.
    */
   @Override
   public boolean complete(Claim claim, Duration ttl) {
@@ -361,21 +357,6 @@ public final class SqlLockBackend implements TransactionalLockBackend, BatchLock
         c -> {
           SqlTemplate.Params p =
               table.params(claim.key()).set("ttl", ttlMillis).set("fence", claim.fence());
-          if (sql.complete != null) {
-            try (PreparedStatement ps = table.prepare(c, sql.complete, p);
-                ResultSet rs = table.query(ps)) {
-              if (!rs.next()) {
-                throw new SQLException("the complete statement returned no row");
-              }
-              if (rs.getBoolean("completed")) {
-                return true;
-              }
-              // Not marked: true only if it is DONE (under any fence); the row as it was.
-              return rs.getBoolean("found")
-                  && StoredRow.read(rs, claim.key(), Instant.EPOCH, table, "complete").state()
-                      == LockState.DONE;
-            }
-          }
           if (table.update(c, sql.markDone, p) > 0) {
             return true;
           }
