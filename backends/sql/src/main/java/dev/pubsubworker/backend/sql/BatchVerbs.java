@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,10 +68,14 @@ final class BatchVerbs {
   private final SqlStatements sql;
   private final ClaimStrategy single;
 
+  /** PostgreSQL's claim, whose measure of fresh keys decides whether a batch inserts first. */
+  private final @Nullable PostgresUpsertClaim postgres;
+
   BatchVerbs(LockTable table, ClaimStrategy single) {
     this.table = table;
     this.sql = table.sql();
     this.single = single;
+    this.postgres = single instanceof PostgresUpsertClaim p ? p : null;
   }
 
   /**
@@ -118,6 +123,11 @@ final class BatchVerbs {
     table.execute(
         CLAIM_VERB,
         c -> {
+          if (postgres != null && postgres.insertFirst()) {
+            List<Integer> existing = insertFresh(postgres, c, requests, List.copyOf(pending), out);
+            pending.clear();
+            pending.addAll(existing);
+          }
           for (int round = 0;
               round < ClaimStrategy.MAX_RACE_ROUNDS && !pending.isEmpty();
               round++) {
@@ -139,13 +149,48 @@ final class BatchVerbs {
     return out;
   }
 
-  /** One statement for the entries {@code asked}; returns those to ask again. */
-  private List<Integer> claimPostgresRound(
+  /**
+   * The plain insert for the entries {@code asked} ({@link SqlStatements#claimFreshAll}): those it
+   * inserted have won; returns the others, whose keys exist, for the general claim.
+   */
+  private List<Integer> insertFresh(
+      PostgresUpsertClaim measure,
       Connection c,
       List<ClaimRequest> requests,
       List<Integer> asked,
       List<BatchResult<ClaimResult>> out)
       throws SQLException {
+    Map<String, Integer> byKey = new HashMap<>();
+    for (int i : asked) {
+      byKey.put(requests.get(i).key(), i);
+    }
+    try (PreparedStatement ps = table.prepare(c, sql.claimFreshAll, arrays(requests, asked));
+        ResultSet rs = table.query(ps)) {
+      while (rs.next()) {
+        Integer i = byKey.remove(rs.getString("lock_key"));
+        if (i == null) {
+          throw new SQLException("the batch insert returned a key it was not asked for");
+        }
+        out.set(
+            i,
+            BatchResult.of(
+                ClaimStrategy.won(
+                    requests.get(i), rs.getLong("fence"), rs.getLong("lease_expiry"))));
+        measure.recordInsert(true);
+      }
+    }
+    List<Integer> existing = new ArrayList<>();
+    for (int i : asked) {
+      if (out.get(i) == null) {
+        existing.add(i);
+        measure.recordInsert(false);
+      }
+    }
+    return existing;
+  }
+
+  /** The arrays of the entries {@code asked}, in that order, and the clock offset. */
+  private SqlTemplate.Params arrays(List<ClaimRequest> requests, List<Integer> asked) {
     int m = asked.size();
     String[] keys = new String[m];
     String[] tokens = new String[m];
@@ -160,14 +205,24 @@ final class BatchVerbs {
       leases[j] = r.lease().toMillis();
       ttls[j] = r.ttl().toMillis();
     }
-    SqlTemplate.Params p =
-        new SqlTemplate.Params()
-            .set("offset", table.offset())
-            .setArray("keys", "text", keys)
-            .setArray("tokens", "varchar", tokens)
-            .setArray("fingerprints", "varchar", fingerprints)
-            .setArray("leases", "int8", leases)
-            .setArray("ttls", "int8", ttls);
+    return new SqlTemplate.Params()
+        .set("offset", table.offset())
+        .setArray("keys", "text", keys)
+        .setArray("tokens", "varchar", tokens)
+        .setArray("fingerprints", "varchar", fingerprints)
+        .setArray("leases", "int8", leases)
+        .setArray("ttls", "int8", ttls);
+  }
+
+  /** One statement for the entries {@code asked}; returns those to ask again. */
+  private List<Integer> claimPostgresRound(
+      Connection c,
+      List<ClaimRequest> requests,
+      List<Integer> asked,
+      List<BatchResult<ClaimResult>> out)
+      throws SQLException {
+    int m = asked.size();
+    SqlTemplate.Params p = arrays(requests, asked);
     List<Integer> again = new ArrayList<>();
     int rows = 0;
     try (PreparedStatement ps = table.prepare(c, sql.claimAll, p);

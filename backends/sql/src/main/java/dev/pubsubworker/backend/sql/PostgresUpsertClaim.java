@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * plan costs the server a fraction of the upsert's. It wins when it returns a row; when the key
  * exists it wrote nothing, and the upsert decides. While most recent claims found their key
  * existing (a redelivery storm, a hot key), the insert is skipped and the upsert sent at once,
- * except for one claim in {@value #PROBE_EVERY}, which measures again.
+ * except for one claim in {@value #PROBE_EVERY}, which measures again. The batch claim ({@link
+ * BatchVerbs}) does the same with its batches and shares the measure.
  *
  * <p>The upsert wins, or the same statement returns the row as its snapshot saw it. No row at all
  * means a concurrent claim inserted the key after the snapshot was taken; a reclaimable snapshot
@@ -60,7 +61,7 @@ final class PostgresUpsertClaim implements ClaimStrategy {
               table.prepare(c, table.sql().claimFresh, ClaimStrategy.claimParams(table, r));
           ResultSet rs = table.query(ps)) {
         boolean inserted = rs.next();
-        existingShare.updateAndGet(s -> inserted ? s - (s >> 4) : s + ((ONE - s) >> 4));
+        recordInsert(inserted);
         if (inserted) {
           return ClaimStrategy.won(r, rs.getLong("fence"), rs.getLong("lease_expiry"));
         }
@@ -91,7 +92,12 @@ final class PostgresUpsertClaim implements ClaimStrategy {
     throw ClaimStrategy.raceLost(table);
   }
 
-  /** Whether this claim sends the plain insert first. */
+  /** Counts one key a first insert tried: inserted, or found existing. */
+  void recordInsert(boolean inserted) {
+    existingShare.updateAndGet(s -> inserted ? s - (s >> 4) : s + ((ONE - s) >> 4));
+  }
+
+  /** Whether this claim (or batch of claims) sends the plain insert first. */
   boolean insertFirst() {
     return existingShare.get() <= SKIP_INSERT_ABOVE || skips.incrementAndGet() % PROBE_EVERY == 0;
   }

@@ -170,6 +170,29 @@ final class SqlStatements {
       """;
 
   /**
+   * PostgreSQL batch insert of fresh keys: {@link #claimFresh} over arrays, in request order (the
+   * caller sorts by key, so concurrent batches wait for each other's inserts in one order). The
+   * existence test is a lateral lookup with {@code LIMIT 1} rather than {@code NOT EXISTS}, which
+   * the planner may turn into an anti-join that reads the whole table under a plan cached while it
+   * was small. Returns the inserted keys with their fence and lease.
+   */
+  private static final String POSTGRES_CLAIM_FRESH_ALL =
+      """
+      INSERT INTO {table}
+        (lock_key, state, fence, lease_expiry, expires_at, claim_token, fingerprint)
+      SELECT q.k, 'CLAIMED', 1, {now} + q.lease, {now} + q.lease + q.ttl, q.token, q.fp
+        FROM unnest(:keys::text[], :tokens::varchar[], :fingerprints::varchar[],
+                    :leases::bigint[], :ttls::bigint[])
+                    WITH ORDINALITY AS q(k, token, fp, lease, ttl, ord)
+        LEFT JOIN LATERAL (SELECT 1 AS found FROM {table} x WHERE x.lock_key = q.k LIMIT 1) e
+          ON TRUE
+       WHERE e.found IS NULL
+       ORDER BY q.ord
+      ON CONFLICT (lock_key) DO NOTHING
+      RETURNING lock_key, fence, lease_expiry
+      """;
+
+  /**
    * {@code {valid}} or {@code {valid:alias}}: true for a row the backend can read (the rules of
    * {@link dev.pubsubworker.core.LockRecord#parse}), false or NULL otherwise. Every write requires
    * it, so no statement answers for, or writes over, an unreadable row; whoever reads such a row
@@ -198,6 +221,9 @@ final class SqlStatements {
 
   /** PostgreSQL: the batch claim over arrays. Null for the other dialects. */
   final SqlTemplate claimAll;
+
+  /** PostgreSQL: the batch insert of fresh keys over arrays. Null for the other dialects. */
+  final SqlTemplate claimFreshAll;
 
   /** PostgreSQL and MariaDB: the one claim statement. Null for the compare-and-set dialects. */
   final SqlTemplate claim;
@@ -250,6 +276,7 @@ final class SqlStatements {
         dialect == SqlDialect.POSTGRESQL
             ? t(POSTGRES_CLAIM_ALL.replace("{take}", POSTGRES_TAKE))
             : null;
+    claimFreshAll = dialect == SqlDialect.POSTGRESQL ? t(POSTGRES_CLAIM_FRESH_ALL) : null;
     switch (dialect) {
       case POSTGRESQL -> {
         claim = t(POSTGRES_CLAIM.replace("{take}", POSTGRES_TAKE));
