@@ -73,8 +73,10 @@ class PostgresBatchPlanTest {
         serverVersion() >= 150000,
         "needs PostgreSQL 15+ (pg_stat_force_next_flush) to read the scan counts");
     Databases.execute(pool, "ALTER TABLE " + table + " SET (autovacuum_enabled = false)");
+    // Every batch size used below is planned (and cached) on the empty table first.
     for (int i = 0; i < 3; i++) {
       claimAndComplete(4);
+      claimAndComplete(8);
     }
     Databases.execute(
         pool,
