@@ -239,9 +239,11 @@ final class SqlStatements {
 
   /**
    * PostgreSQL: insert a fresh record unless the key has one, and return its fence and lease; no
-   * row when the key exists (nothing written, nothing locked once the conflicting insert, if any,
-   * has ended). Its plan is a fraction of {@link #claim}'s, which the server builds afresh for
-   * every execution. Null for the other dialects.
+   * row when the key exists, and nothing written or locked. A key whose record the statement's
+   * snapshot shows is not even tried (an insert's conflict check would wait for a transaction that
+   * holds the row's lock); one inserted since is skipped by the conflict clause. Its plan is a
+   * fraction of {@link #claim}'s, which the server builds afresh for every execution. Null for the
+   * other dialects.
    */
   final SqlTemplate claimFresh;
 
