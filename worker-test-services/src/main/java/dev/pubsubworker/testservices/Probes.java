@@ -11,11 +11,16 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.protocol.ProtocolVersion;
 import io.lettuce.core.resource.ClientResources;
 import io.lettuce.core.resource.DefaultClientResources;
+import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStreamReader;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -66,9 +71,61 @@ final class Probes {
         throw new IOException("PING answered " + reply);
       }
     } catch (RedisException e) {
-      throw redisFailure(e, timeout);
+      IOException failure = redisFailure(e, timeout);
+      String refusal =
+          failure.getMessage().startsWith(AUTH_REFUSED) ? null : authRefusal(uri, timeout);
+      throw refusal != null ? new IOException(AUTH_REFUSED + refusal, e) : failure;
     } finally {
       client.shutdown(Duration.ZERO, timeout);
+    }
+  }
+
+  private static final String AUTH_REFUSED = "AUTH was refused: ";
+
+  /**
+   * Asks a plain {@code redis://} server with credentials in {@code uri} for {@code AUTH} itself,
+   * over a socket of its own: the server's refusal ({@code -WRONGPASS ...}) if it refuses them,
+   * null if it accepts them, cannot be asked (TLS, no credentials) or does not answer. Lettuce
+   * sometimes reports a refused handshake as the connection having closed (its handshake fails and
+   * the channel closes, and the later event wins); this tells the two apart.
+   */
+  private static String authRefusal(URI uri, Duration timeout) {
+    String userInfo = uri.getUserInfo();
+    if (!"redis".equals(uri.getScheme()) || userInfo == null || userInfo.isEmpty()) {
+      return null;
+    }
+    int colon = userInfo.indexOf(':');
+    List<String> command = new ArrayList<>(List.of("AUTH"));
+    if (colon < 0) {
+      command.add(userInfo);
+    } else {
+      if (colon > 0) {
+        command.add(userInfo.substring(0, colon));
+      }
+      command.add(userInfo.substring(colon + 1));
+    }
+    StringBuilder resp = new StringBuilder("*" + command.size() + "\r\n");
+    for (String part : command) {
+      resp.append('$')
+          .append(part.getBytes(StandardCharsets.UTF_8).length)
+          .append("\r\n")
+          .append(part)
+          .append("\r\n");
+    }
+    int port = uri.getPort() < 0 ? 6379 : uri.getPort();
+    try (Socket socket = new Socket()) {
+      int millis = (int) Math.max(1, timeout.toMillis());
+      socket.connect(new InetSocketAddress(uri.getHost(), port), millis);
+      socket.setSoTimeout(millis);
+      socket.getOutputStream().write(resp.toString().getBytes(StandardCharsets.UTF_8));
+      socket.getOutputStream().flush();
+      BufferedReader reply =
+          new BufferedReader(
+              new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
+      String line = reply.readLine();
+      return line != null && line.startsWith("-") ? line.substring(1) : null;
+    } catch (IOException e) {
+      return null;
     }
   }
 
@@ -80,7 +137,7 @@ final class Probes {
     Throwable root = e;
     for (Throwable cause = e; cause != null; cause = cause.getCause()) {
       if (cause instanceof RedisCommandExecutionException refused) {
-        return new IOException("AUTH was refused: " + refused.getMessage(), e);
+        return new IOException(AUTH_REFUSED + refused.getMessage(), e);
       }
       if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
         root = cause;
