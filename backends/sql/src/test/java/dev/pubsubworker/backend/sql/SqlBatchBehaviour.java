@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.pubsubworker.core.BatchLockBackend;
 import dev.pubsubworker.core.BatchLockBackend.BatchResult;
 import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.Claim;
@@ -14,6 +15,8 @@ import dev.pubsubworker.core.IdempotencyGuard;
 import dev.pubsubworker.core.LockBackendException;
 import dev.pubsubworker.core.LockResult;
 import dev.pubsubworker.core.LockState;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -336,15 +339,36 @@ abstract class SqlBatchBehaviour {
         };
     int callers = 12;
     ExecutorService pool = Executors.newFixedThreadPool(callers);
+    // A lone claim takes 20 ms longer here, so that the callers of a round, which start together,
+    // all queue behind the first one's and share the next batch (on H2 a claim takes microseconds,
+    // and the callers would otherwise mostly go one by one: seen in CI, 30 rounds without a batch).
+    BatchLockBackend slowSingleClaims =
+        (BatchLockBackend)
+            Proxy.newProxyInstance(
+                BatchLockBackend.class.getClassLoader(),
+                new Class<?>[] {BatchLockBackend.class},
+                (proxy, method, args) -> {
+                  if (method.getName().equals("claim")
+                      && args != null
+                      && args.length == 1
+                      && args[0] instanceof ClaimRequest) {
+                    Thread.sleep(20);
+                  }
+                  try {
+                    return method.invoke(backend, args);
+                  } catch (InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
     try (IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(backend)
+        IdempotencyGuard.newBuilder(slowSingleClaims)
             .lease(LEASE)
             .ttl(TTL)
             .claimRetries(0)
             .listener(batches)
             .build()) {
       // Callers that start together queue behind the first claim and share a batch; a round whose
-      // refused key went alone proves nothing, so go on until a batch held it (bounded).
+      // refused key went alone (it led) proves nothing, so go on until a batch held it (bounded).
       for (int round = 0; round < 30 && refusedBatches.get() == 0; round++) {
         List<String> roundKeys = new ArrayList<>();
         for (int i = 0; i < callers; i++) {
