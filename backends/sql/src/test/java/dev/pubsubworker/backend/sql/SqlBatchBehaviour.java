@@ -2,6 +2,7 @@ package dev.pubsubworker.backend.sql;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.core.BatchLockBackend;
@@ -25,7 +26,9 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -34,6 +37,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -339,10 +343,13 @@ abstract class SqlBatchBehaviour {
         };
     int callers = 12;
     ExecutorService pool = Executors.newFixedThreadPool(callers);
-    // A lone claim takes 20 ms longer here, so that the callers of a round, which start together,
-    // all queue behind the first one's and share the next batch (on H2 a claim takes microseconds,
-    // and the callers would otherwise mostly go one by one: seen in CI, 30 rounds without a batch).
-    BatchLockBackend slowSingleClaims =
+    // A lone claim waits, before it goes to the store, until every other caller of the round has
+    // parked (queued in the guard for the next batch, or done), so that the callers, which start
+    // together, share the next batch. On H2 a claim takes microseconds and the callers would
+    // otherwise mostly go one by one (seen in CI: 30 rounds without a batch). A wait that times out
+    // leaves its round to prove nothing; the next round tries again.
+    Set<Thread> roundCallers = ConcurrentHashMap.newKeySet();
+    BatchLockBackend lonesWaitForTheQueue =
         (BatchLockBackend)
             Proxy.newProxyInstance(
                 BatchLockBackend.class.getClassLoader(),
@@ -352,7 +359,7 @@ abstract class SqlBatchBehaviour {
                       && args != null
                       && args.length == 1
                       && args[0] instanceof ClaimRequest) {
-                    Thread.sleep(20);
+                    awaitOthersParked(roundCallers, callers);
                   }
                   try {
                     return method.invoke(backend, args);
@@ -361,7 +368,7 @@ abstract class SqlBatchBehaviour {
                   }
                 });
     try (IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(slowSingleClaims)
+        IdempotencyGuard.newBuilder(lonesWaitForTheQueue)
             .lease(LEASE)
             .ttl(TTL)
             .claimRetries(0)
@@ -370,6 +377,7 @@ abstract class SqlBatchBehaviour {
       // Callers that start together queue behind the first claim and share a batch; a round whose
       // refused key went alone (it led) proves nothing, so go on until a batch held it (bounded).
       for (int round = 0; round < 30 && refusedBatches.get() == 0; round++) {
+        roundCallers.clear();
         List<String> roundKeys = new ArrayList<>();
         for (int i = 0; i < callers; i++) {
           roundKeys.add(newKey(i == callers / 2 ? "refused-" + round : "mate-" + round));
@@ -382,6 +390,7 @@ abstract class SqlBatchBehaviour {
               pool.submit(
                   () -> {
                     go.await();
+                    roundCallers.add(Thread.currentThread());
                     try {
                       return guard.lock(
                           key,
@@ -421,6 +430,31 @@ abstract class SqlBatchBehaviour {
     assertThat(refusedBatches.get())
         .as("batches refused as a whole (the refused key shared one with its mates)")
         .isPositive();
+  }
+
+  /**
+   * Waits (up to 5 s) until all {@code callers} of the round have started and every one but the
+   * calling thread is parked.
+   */
+  private static void awaitOthersParked(Set<Thread> roundCallers, int callers) {
+    Thread self = Thread.currentThread();
+    try {
+      await()
+          .pollDelay(Duration.ZERO)
+          .pollInterval(Duration.ofMillis(1))
+          .atMost(Duration.ofSeconds(5))
+          .until(
+              () ->
+                  roundCallers.size() == callers
+                      && roundCallers.stream()
+                          .allMatch(
+                              t ->
+                                  t == self
+                                      || t.getState() == Thread.State.WAITING
+                                      || t.getState() == Thread.State.TIMED_WAITING));
+    } catch (ConditionTimeoutException e) {
+      // This round may not batch; the next one tries again.
+    }
   }
 
   @Test
