@@ -5,6 +5,8 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.pubsubworker.testservices.SqlDatabase;
 import dev.pubsubworker.testservices.TestServices;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import javax.sql.DataSource;
@@ -56,6 +58,27 @@ final class Databases {
     try (Connection c = ds.getConnection();
         Statement st = c.createStatement()) {
       st.execute(sql);
+    }
+  }
+
+  /**
+   * PostgreSQL: the sequential scans of {@code table} that the server's statistics show now, read
+   * on {@code c} from a fresh statistics snapshot. A session reports its own counts at the end of a
+   * transaction after {@code pg_stat_force_next_flush()}.
+   */
+  static long sequentialScans(Connection c, String table) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("SELECT pg_stat_clear_snapshot()");
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT seq_scan FROM pg_stat_user_tables WHERE relname = ?")) {
+      ps.setString(1, table);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new AssertionError("no statistics of table " + table);
+        }
+        return rs.getLong(1);
+      }
     }
   }
 

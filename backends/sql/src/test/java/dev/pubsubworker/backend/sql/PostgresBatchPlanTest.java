@@ -9,7 +9,6 @@ import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -122,14 +121,7 @@ class PostgresBatchPlanTest {
     try (Connection c = pool.getConnection();
         Statement st = c.createStatement()) {
       st.execute("SELECT pg_stat_force_next_flush()");
-      try (PreparedStatement ps =
-          c.prepareStatement("SELECT seq_scan FROM pg_stat_user_tables WHERE relname = ?")) {
-        ps.setString(1, table);
-        try (ResultSet rs = ps.executeQuery()) {
-          assertThat(rs.next()).as("statistics of %s", table).isTrue();
-          return rs.getLong(1);
-        }
-      }
+      return Databases.sequentialScans(c, table);
     }
   }
 }

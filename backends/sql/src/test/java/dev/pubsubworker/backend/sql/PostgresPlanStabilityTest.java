@@ -94,15 +94,8 @@ class PostgresPlanStabilityTest {
 
   /** The table's sequential scans so far, as the statistics last reported them. */
   private long sequentialScans() throws SQLException {
-    try (Connection c = target.shared().getConnection();
-        PreparedStatement ps =
-            c.prepareStatement("SELECT seq_scan FROM pg_stat_user_tables WHERE relname = ?")) {
-      c.createStatement().execute("SELECT pg_stat_clear_snapshot()");
-      ps.setString(1, table);
-      try (ResultSet rs = ps.executeQuery()) {
-        assertThat(rs.next()).as("statistics of %s", table).isTrue();
-        return rs.getLong(1);
-      }
+    try (Connection c = target.shared().getConnection()) {
+      return Databases.sequentialScans(c, table);
     }
   }
 
