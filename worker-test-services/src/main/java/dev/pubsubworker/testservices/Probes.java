@@ -71,10 +71,7 @@ final class Probes {
         throw new IOException("PING answered " + reply);
       }
     } catch (RedisException e) {
-      IOException failure = redisFailure(e, timeout);
-      String refusal =
-          failure.getMessage().startsWith(AUTH_REFUSED) ? null : authRefusal(uri, timeout);
-      throw refusal != null ? new IOException(AUTH_REFUSED + refusal, e) : failure;
+      throw redisFailure(e, uri, timeout);
     } finally {
       client.shutdown(Duration.ZERO, timeout);
     }
@@ -90,6 +87,7 @@ final class Probes {
    * the channel closes, and the later event wins); this tells the two apart.
    */
   private static String authRefusal(URI uri, Duration timeout) {
+    // Lettuce 7 keeps what it parsed behind a reactive credentials provider: read the URI itself.
     String userInfo = uri.getUserInfo();
     if (!"redis".equals(uri.getScheme()) || userInfo == null || userInfo.isEmpty()) {
       return null;
@@ -112,10 +110,10 @@ final class Probes {
           .append(part)
           .append("\r\n");
     }
-    int port = uri.getPort() < 0 ? 6379 : uri.getPort();
     try (Socket socket = new Socket()) {
       int millis = (int) Math.max(1, timeout.toMillis());
-      socket.connect(new InetSocketAddress(uri.getHost(), port), millis);
+      socket.connect(
+          new InetSocketAddress(uri.getHost(), uri.getPort() < 0 ? 6379 : uri.getPort()), millis);
       socket.setSoTimeout(millis);
       socket.getOutputStream().write(resp.toString().getBytes(StandardCharsets.UTF_8));
       socket.getOutputStream().flush();
@@ -129,8 +127,11 @@ final class Probes {
     }
   }
 
-  /** Lettuce's exception as one line: a refused handshake names AUTH, otherwise the root cause. */
-  private static IOException redisFailure(RedisException e, Duration timeout) {
+  /**
+   * Lettuce's exception as one line: a refused handshake names AUTH (Lettuce's refusal, or the
+   * server's answer to {@link #authRefusal} when Lettuce named none), otherwise the root cause.
+   */
+  private static IOException redisFailure(RedisException e, URI uri, Duration timeout) {
     if (e instanceof RedisCommandTimeoutException) {
       return new IOException("no reply to PING within " + Seconds.format(timeout), e);
     }
@@ -142,6 +143,10 @@ final class Probes {
       if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
         root = cause;
       }
+    }
+    String refusal = authRefusal(uri, timeout);
+    if (refusal != null) {
+      return new IOException(AUTH_REFUSED + refusal, e);
     }
     return new IOException(ServiceResolver.describe(root), e);
   }
