@@ -58,8 +58,10 @@ public interface BatchLockBackend extends LockBackend {
    * #maxConcurrentBatches()} and adapts its limit between the two from the round-trip times it sees
    * (more in flight while round trips do not lengthen with their number, as on a pipelined
    * connection or across a network's latency; fewer, so that callers share a batch, while they do,
-   * as when the store's commits or CPU are the bottleneck). Default {@link
-   * #maxConcurrentBatches()}: a fixed limit. At least {@link #maxConcurrentBatches()}.
+   * as when the store's commits or CPU are the bottleneck), and from how many calls its batches
+   * hold (more in flight, whatever the round trips, while queued callers seldom share a batch, so
+   * that none waits a round trip only to be sent alone; fewer only while they do share). Default
+   * {@link #maxConcurrentBatches()}: a fixed limit. At least {@link #maxConcurrentBatches()}.
    */
   default int maxConcurrentCalls() {
     return maxConcurrentBatches();

@@ -47,7 +47,14 @@ import org.slf4j.LoggerFactory;
  * side (a pipelined connection, a pool, a network's latency) — the limit grows by one, so that
  * callers send their own verb instead of waiting for a round trip to end; when more than {@link
  * #SHRINK_ABOVE} waited — the store is the bottleneck — it shrinks by one, so that callers queue
- * and share the next round trip, which saves the store work (a commit, a parse). The shortest round
+ * and share the next round trip, which saves the store work (a commit, a parse). Round-trip times
+ * alone cannot tell such a store from one that serves more when given more while each round trip
+ * lengthens (a server on few cores that shares one log flush between concurrent commits); whether
+ * queueing pays shows in how many entries the flushes hold, of which the coalescer keeps an average
+ * over recent periods. While callers queue but flushes hold fewer than {@link #FEW_SHARED} entries
+ * on average, queueing only makes a caller wait a round trip to be sent nearly alone, and the limit
+ * grows whatever the round trips; it shrinks only while flushes hold at least {@link #SHARED}
+ * entries on average, so that one slot fewer makes queued callers share more. The shortest round
  * trip is taken afresh every {@link #RTT_WINDOW} flushes, so a store that became slower for good (a
  * longer network path) is measured against its new floor. With {@code minInFlight == maxInFlight}
  * the limit is fixed.
@@ -135,6 +142,23 @@ final class Coalescer<Q, R> {
   /** Shrink the limit when more flushes than this waited at the store, on average. */
   static final double SHRINK_ABOVE = 4.0;
 
+  /**
+   * Grow the limit when flushes have lately held fewer entries than this on average, whatever the
+   * round trips: callers queued, but few of them shared a flush, so queueing saved the store little
+   * and cost each queued caller a round trip's wait.
+   */
+  static final double FEW_SHARED = 1.5;
+
+  /**
+   * Shrink the limit only while flushes have lately held at least this many entries on average:
+   * callers beyond the limit do share flushes, so one slot fewer makes them share more (rather than
+   * making one more caller wait a round trip to be sent alone).
+   */
+  static final double SHARED = 2.0;
+
+  /** The weight of one period in the average of entries per flush. */
+  static final double SHARING_WEIGHT = 0.25;
+
   /** How many batches in a row a thread that ended a flush sends for queued callers itself. */
   static final int MAX_SENT_FOR_OTHERS = 2;
 
@@ -170,7 +194,12 @@ final class Coalescer<Q, R> {
   private long windowMin = Long.MAX_VALUE;
   private int windowFlushes;
   private long periodRttSum;
+  private long periodEntries;
   private int periodFlushes;
+
+  /** Entries per flush, averaged over periods ({@link #SHARING_WEIGHT}); guarded by lock. */
+  private double sharing = SHARED;
+
   private boolean queuedInPeriod;
 
   Coalescer(
@@ -286,7 +315,7 @@ final class Coalescer<Q, R> {
     } catch (RuntimeException e) {
       sent = CompletableFuture.failedFuture(e);
     } catch (Error e) {
-      sendUnled(passSlot(System.nanoTime() - started, false));
+      sendUnled(passSlot(System.nanoTime() - started, 1, false));
       throw e;
     }
     sent.whenComplete(
@@ -295,7 +324,7 @@ final class Coalescer<Q, R> {
           Throwable cause = unwrap(failure);
           boolean onCaller = Thread.currentThread() == caller;
           List<Entry<Q, R>> again =
-              passSlot(rtt, onCaller && !(cause instanceof LockBackendException));
+              passSlot(rtt, 1, onCaller && !(cause instanceof LockBackendException));
           if (cause == null) {
             result.complete(value);
           } else if (cause instanceof RuntimeException || cause instanceof Error) {
@@ -465,7 +494,7 @@ final class Coalescer<Q, R> {
         completed = flush(batch);
       } finally {
         keep = completed && sentForOthers < MAX_SENT_FOR_OTHERS;
-        again = passSlot(System.nanoTime() - started, keep);
+        again = passSlot(System.nanoTime() - started, batch.size(), keep);
       }
       if (again != null && !keep) {
         // A batch nobody waits to lead, and this thread has sent enough for others.
@@ -485,11 +514,11 @@ final class Coalescer<Q, R> {
    *
    * @return the batch this thread sends next, or null
    */
-  private @Nullable List<Entry<Q, R>> passSlot(long rtt, boolean mayKeep) {
+  private @Nullable List<Entry<Q, R>> passSlot(long rtt, int entries, boolean mayKeep) {
     Entry<Q, R> next = null;
     List<Entry<Q, R>> again = null;
     synchronized (lock) {
-      adapt(rtt);
+      adapt(rtt, entries);
       if (queue.isEmpty()) {
         inFlight--;
       } else {
@@ -543,7 +572,7 @@ final class Coalescer<Q, R> {
   }
 
   /** Takes one flush's round trip into the limit; under the lock. See the class comment. */
-  private void adapt(long rtt) {
+  private void adapt(long rtt, int entries) {
     rtt = Math.max(1, rtt);
     windowMin = Math.min(windowMin, rtt);
     minRtt = Math.min(minRtt, rtt);
@@ -556,17 +585,20 @@ final class Coalescer<Q, R> {
       return;
     }
     periodRttSum += rtt;
+    periodEntries += entries;
     if (++periodFlushes < Math.max(limit, 4)) {
       return;
     }
     double meanRtt = (double) periodRttSum / periodFlushes;
     double waiting = limit * (1 - minRtt / meanRtt);
-    if (waiting < GROW_BELOW && queuedInPeriod && limit < maxInFlight) {
+    sharing += ((double) periodEntries / periodFlushes - sharing) * SHARING_WEIGHT;
+    if (queuedInPeriod && limit < maxInFlight && (waiting < GROW_BELOW || sharing < FEW_SHARED)) {
       limit++;
-    } else if (waiting > SHRINK_ABOVE && limit > minInFlight) {
+    } else if (waiting > SHRINK_ABOVE && sharing >= SHARED && limit > minInFlight) {
       limit--;
     }
     periodRttSum = 0;
+    periodEntries = 0;
     periodFlushes = 0;
     queuedInPeriod = false;
   }

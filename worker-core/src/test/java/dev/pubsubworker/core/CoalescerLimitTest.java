@@ -20,28 +20,40 @@ class CoalescerLimitTest {
   private static final int CALLERS = 12;
   private static final int CALLS = 100;
 
-  /** A fake store: every round trip takes {@code nanos}; with {@code serial}, one at a time. */
+  /**
+   * A fake store: every round trip takes {@code nanos}, plus {@code nanosPerOther} for each other
+   * round trip in flight when it starts; with {@code serial}, one at a time.
+   */
   private static final class Store implements Coalescer.Verbs<String, String> {
     final long nanos;
+    final long nanosPerOther;
     final ReentrantLock serial;
+    final AtomicInteger inFlight = new AtomicInteger();
     final AtomicInteger singles = new AtomicInteger();
     final AtomicInteger batches = new AtomicInteger();
 
     Store(long nanos, boolean serial) {
+      this(nanos, 0, serial);
+    }
+
+    Store(long nanos, long nanosPerOther, boolean serial) {
       this.nanos = nanos;
+      this.nanosPerOther = nanosPerOther;
       this.serial = serial ? new ReentrantLock(true) : null;
     }
 
     private void roundTrip() {
+      int others = inFlight.getAndIncrement();
       if (serial != null) {
         serial.lock();
       }
       try {
-        long end = System.nanoTime() + nanos;
+        long end = System.nanoTime() + nanos + others * nanosPerOther;
         while (System.nanoTime() < end) {
           LockSupport.parkNanos(end - System.nanoTime());
         }
       } finally {
+        inFlight.decrementAndGet();
         if (serial != null) {
           serial.unlock();
         }
@@ -82,9 +94,19 @@ class CoalescerLimitTest {
 
   /** Runs {@link #CALLERS} threads of {@link #CALLS} calls each; every result is its request. */
   private static void drive(Coalescer<String, String> c) throws InterruptedException {
+    drive(c, CALLERS, 0);
+  }
+
+  /**
+   * Runs {@code callers} threads of {@link #CALLS} calls each, each pausing {@code pauseNanos}
+   * after every call (as a caller does between its claim and its complete); every result is its
+   * request.
+   */
+  private static void drive(Coalescer<String, String> c, int callers, long pauseNanos)
+      throws InterruptedException {
     List<Thread> threads = new ArrayList<>();
     AtomicInteger wrong = new AtomicInteger();
-    for (int t = 0; t < CALLERS; t++) {
+    for (int t = 0; t < callers; t++) {
       int caller = t;
       Thread thread =
           new Thread(
@@ -93,6 +115,9 @@ class CoalescerLimitTest {
                   String key = caller + "-" + i;
                   if (!key.equals(c.submit(key))) {
                     wrong.incrementAndGet();
+                  }
+                  if (pauseNanos > 0) {
+                    LockSupport.parkNanos(pauseNanos);
                   }
                 }
               });
@@ -125,6 +150,22 @@ class CoalescerLimitTest {
     // Round trips lengthen with every one more in flight: the limit stops well below the callers.
     assertThat(c.limit()).isBetween(1, 8);
     assertThat(serial.batches.get()).isPositive();
+  }
+
+  @Test
+  void the_limit_rises_where_queued_callers_seldom_share_a_flush_though_round_trips_lengthen()
+      throws InterruptedException {
+    // Round trips lengthen with each one in flight (a server on few cores that shares its log
+    // flushes between concurrent commits), and about as many callers are at the store as flushes
+    // may be in flight. Round-trip times alone hold the limit near 5, where a queued caller mostly
+    // waits out a round trip only to be sent alone: the wait buys no sharing. With the flushes'
+    // sharing counted, the limit rises until callers stop waiting for each other.
+    Store sharedFlush = new Store(2_000_000, 1_000_000, false);
+    Coalescer<String, String> c = coalescer(sharedFlush, 1, 8);
+    drive(c, 8, 3_000_000);
+    assertThat(c.limit()).isGreaterThan(5);
+    // Nine in ten calls went alone (by the round-trip rule alone about four in five did).
+    assertThat(sharedFlush.singles.get()).isGreaterThan(8 * CALLS * 9 / 10);
   }
 
   @Test
