@@ -40,8 +40,10 @@ import picocli.CommandLine.Option;
  * ShedLock's Spring Data Redis provider (on Lettuce, one shared connection like the guard's) and
  * Redisson's {@code RLock} ({@code lock()} with its watchdog, {@code unlock()}); on PostgreSQL,
  * ShedLock's {@code JdbcTemplateLockProvider} ({@code usingDbTime()}, as its documentation
- * recommends). It prints ops/s (min / median / max over the rounds) and the ratios of the guard's
- * median to each peer's.
+ * recommends). Even rounds run the contenders in reverse order, so that a drift of the machine
+ * within a round favours none. It prints ops/s (min / median / max over the rounds) and the ratios
+ * of the guard's median to each peer's; under each guard's rate, its claims' and completes' calls
+ * per round trip and the share of them that went in batches ({@link FlushTally}).
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.PeerLockBenchmark \
@@ -70,6 +72,9 @@ public final class PeerLockBenchmark {
 
   /** A contender: its label, its store, its cycle and what to close afterwards. */
   record Contender(String label, String store, Cycle cycle, AutoCloseable close) {}
+
+  /** The flushes of the guard contenders, by label: printed under each guard's rate. */
+  private final java.util.Map<String, FlushTally> tallies = new java.util.HashMap<>();
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
   private final Endpoints endpoints;
@@ -149,7 +154,13 @@ public final class PeerLockBenchmark {
         Samples ratios = new Samples();
         for (int round = 0; round <= rounds; round++) {
           java.util.Map<String, Double> rates = new java.util.HashMap<>();
-          for (Contender c : contenders) {
+          // Odd rounds run the contenders in their listed order, even rounds in reverse, so that a
+          // drift of the machine within a round (a vacuum, a checkpoint, a neighbour) favours none.
+          List<Contender> order = new ArrayList<>(contenders);
+          if (round % 2 == 0) {
+            java.util.Collections.reverse(order);
+          }
+          for (Contender c : order) {
             double rate = measure(c, threads, seconds);
             System.out.printf(
                 Locale.ROOT,
@@ -158,6 +169,13 @@ public final class PeerLockBenchmark {
                 round == 0 ? "warm-up" : "round " + round,
                 c.label(),
                 rate);
+            FlushTally tally = tallies.get(c.label());
+            if (tally != null) {
+              String flushes = tally.reportAndReset();
+              if (!flushes.isEmpty()) {
+                System.out.printf(Locale.ROOT, "%42s%s%n", "", flushes);
+              }
+            }
             if (round > 0) {
               ops.add(c.label(), rate);
               rates.put(c.label(), rate);
@@ -281,6 +299,9 @@ public final class PeerLockBenchmark {
   }
 
   private Contender guardOnRedis(boolean batching) {
+    String label = batching ? "guard redis" : "guard redis unbatched";
+    FlushTally tally = new FlushTally();
+    tallies.put(label, tally);
     RedisLockBackend backend =
         RedisLockBackend.create(
             RedisLockSettings.newBuilder()
@@ -289,9 +310,13 @@ public final class PeerLockBenchmark {
                 .build());
     backend.checkConnection();
     IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).batching(batching).build();
+        IdempotencyGuard.newBuilder(backend)
+            .ttl(Duration.ofMinutes(10))
+            .batching(batching)
+            .listener(tally)
+            .build();
     return new Contender(
-        batching ? "guard redis" : "guard redis unbatched",
+        label,
         "redis",
         name -> guard.lock(name, ctx -> null),
         () -> {
@@ -334,6 +359,9 @@ public final class PeerLockBenchmark {
   }
 
   private Contender guardOnPostgres(boolean batching) {
+    String label = batching ? "guard postgresql" : "guard postgresql unbatched";
+    FlushTally tally = new FlushTally();
+    tallies.put(label, tally);
     HikariDataSource pool =
         stores.pool(batching ? "peer-guard" : "peer-guard-unbatched", stores.jdbcUrl(), POOL);
     SqlLockBackend backend =
@@ -344,9 +372,13 @@ public final class PeerLockBenchmark {
                 .dataSource(pool)
                 .build());
     IdempotencyGuard guard =
-        IdempotencyGuard.newBuilder(backend).ttl(Duration.ofMinutes(10)).batching(batching).build();
+        IdempotencyGuard.newBuilder(backend)
+            .ttl(Duration.ofMinutes(10))
+            .batching(batching)
+            .listener(tally)
+            .build();
     return new Contender(
-        batching ? "guard postgresql" : "guard postgresql unbatched",
+        label,
         "postgresql",
         name -> guard.lock(name, ctx -> null),
         () -> {
