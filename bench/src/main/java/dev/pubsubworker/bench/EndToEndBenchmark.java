@@ -28,16 +28,13 @@ import dev.pubsubworker.api.WorkerPlugin;
 import dev.pubsubworker.embedded.EmbeddedPubSub;
 import dev.pubsubworker.pubsub.Outcome;
 import dev.pubsubworker.runtime.config.WorkerConfig;
-import dev.pubsubworker.runtime.observability.MetricNames;
 import dev.pubsubworker.runtime.observability.Observability;
 import dev.pubsubworker.runtime.plugin.LoadedPlugin;
 import dev.pubsubworker.runtime.pubsub.DispatchListener;
 import dev.pubsubworker.runtime.worker.Worker;
 import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
-import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Timer;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
@@ -617,33 +614,15 @@ public final class EndToEndBenchmark {
 
   /**
    * The worker's own account of its store calls, one line: per verb, calls, the batches they went
-   * in, the share of calls that went in one, and round trips per call (from {@link
-   * MetricNames#LOCK_STORE_CALLS} and {@link MetricNames#LOCK_STORE_BATCH_ENTRIES}).
+   * in, the share of calls that went in one, and round trips per call ({@link StoreCalls}).
    */
   private static String groupCommit(MeterRegistry registry, Variant v) {
     if (v == Variant.NONE) {
       return "";
     }
     StringBuilder line = new StringBuilder("            store calls:");
-    for (String verb : List.of("claim", "complete")) {
-      double calls =
-          registry.find(MetricNames.LOCK_STORE_CALLS).tag(MetricNames.VERB, verb).timers().stream()
-              .mapToDouble(Timer::count)
-              .sum();
-      DistributionSummary batches =
-          registry.find(MetricNames.LOCK_STORE_BATCH_ENTRIES).tag(MetricNames.VERB, verb).summary();
-      long trips = batches == null ? 0 : batches.count();
-      double batched = batches == null ? 0 : batches.totalAmount();
-      line.append(
-          String.format(
-              Locale.ROOT,
-              "  %s %,.0f (%,d batches, mean %.1f, %.0f%% batched; %.2f round trips per call)",
-              verb,
-              calls,
-              trips,
-              trips == 0 ? 0.0 : batched / trips,
-              calls == 0 ? 0.0 : 100 * batched / calls,
-              calls == 0 ? 0.0 : (calls - batched + trips) / calls));
+    for (String verb : StoreCalls.VERBS) {
+      line.append("  ").append(StoreCalls.read(registry, verb).describe(verb));
     }
     return line.append(System.lineSeparator()).toString();
   }

@@ -5,7 +5,11 @@ import dev.pubsubworker.backend.redis.RedisLockBackend;
 import dev.pubsubworker.backend.redis.RedisLockSettings;
 import dev.pubsubworker.backend.sql.SqlLockBackend;
 import dev.pubsubworker.backend.sql.SqlLockSettings;
+import dev.pubsubworker.core.GuardListener;
 import dev.pubsubworker.core.IdempotencyGuard;
+import dev.pubsubworker.pubsub.micrometer.ReceiverMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.sql.Connection;
 import java.sql.Statement;
@@ -42,8 +46,9 @@ import picocli.CommandLine.Option;
  * ShedLock's {@code JdbcTemplateLockProvider} ({@code usingDbTime()}, as its documentation
  * recommends). Even rounds run the contenders in reverse order, so that a drift of the machine
  * within a round favours none. It prints ops/s (min / median / max over the rounds) and the ratios
- * of the guard's median to each peer's; under each guard's rate, its claims' and completes' calls
- * per round trip and the share of them that went in batches ({@link FlushTally}).
+ * of the guard's median to each peer's; under each guard's rate, its claims and completes in that
+ * round, the batches they went in and round trips per call, from the guard's metrics ({@link
+ * StoreCalls}).
  *
  * <pre>
  * java -cp bench/target/benchmarks.jar dev.pubsubworker.bench.PeerLockBenchmark \
@@ -73,8 +78,43 @@ public final class PeerLockBenchmark {
   /** A contender: its label, its store, its cycle and what to close afterwards. */
   record Contender(String label, String store, Cycle cycle, AutoCloseable close) {}
 
-  /** The flushes of the guard contenders, by label: printed under each guard's rate. */
-  private final java.util.Map<String, FlushTally> tallies = new java.util.HashMap<>();
+  /**
+   * The guard contenders' store-call metrics, by label, and what was printed of them so far: one
+   * line under each guard's rate ({@link StoreCalls}).
+   */
+  private final java.util.Map<String, GuardCalls> guardCalls = new java.util.HashMap<>();
+
+  /** One guard's metrics ({@link ReceiverMetrics} on a registry of its own) and their last read. */
+  private static final class GuardCalls {
+    final MeterRegistry registry = new SimpleMeterRegistry();
+    final GuardListener listener;
+    final java.util.Map<String, StoreCalls> printed = new java.util.HashMap<>();
+
+    GuardCalls(String label) {
+      ReceiverMetrics metrics = ReceiverMetrics.of(List.of(label));
+      metrics.bindTo(registry);
+      listener = metrics.guardListener(label);
+    }
+
+    /** Each verb's calls since the last report, on one line. */
+    String reportSinceLast() {
+      StringBuilder line = new StringBuilder();
+      for (String verb : StoreCalls.VERBS) {
+        StoreCalls now = StoreCalls.read(registry, verb);
+        StoreCalls before = printed.getOrDefault(verb, new StoreCalls(0, 0, 0));
+        printed.put(verb, now);
+        line.append("  ").append(now.since(before).describe(verb));
+      }
+      return line.toString();
+    }
+  }
+
+  /** The metrics of a guard contender, created under {@code label}. */
+  private GuardCalls guardCalls(String label) {
+    GuardCalls calls = new GuardCalls(label);
+    guardCalls.put(label, calls);
+    return calls;
+  }
 
   private final String run = UUID.randomUUID().toString().substring(0, 8);
   private final Endpoints endpoints;
@@ -169,12 +209,9 @@ public final class PeerLockBenchmark {
                 round == 0 ? "warm-up" : "round " + round,
                 c.label(),
                 rate);
-            FlushTally tally = tallies.get(c.label());
-            if (tally != null) {
-              String flushes = tally.reportAndReset();
-              if (!flushes.isEmpty()) {
-                System.out.printf(Locale.ROOT, "%42s%s%n", "", flushes);
-              }
+            GuardCalls calls = guardCalls.get(c.label());
+            if (calls != null) {
+              System.out.println("            store calls:" + calls.reportSinceLast());
             }
             if (round > 0) {
               ops.add(c.label(), rate);
@@ -300,8 +337,7 @@ public final class PeerLockBenchmark {
 
   private Contender guardOnRedis(boolean batching) {
     String label = batching ? "guard redis" : "guard redis unbatched";
-    FlushTally tally = new FlushTally();
-    tallies.put(label, tally);
+    GuardCalls calls = guardCalls(label);
     RedisLockBackend backend =
         RedisLockBackend.create(
             RedisLockSettings.newBuilder()
@@ -313,7 +349,7 @@ public final class PeerLockBenchmark {
         IdempotencyGuard.newBuilder(backend)
             .ttl(Duration.ofMinutes(10))
             .batching(batching)
-            .listener(tally)
+            .listener(calls.listener)
             .build();
     return new Contender(
         label,
@@ -360,8 +396,7 @@ public final class PeerLockBenchmark {
 
   private Contender guardOnPostgres(boolean batching) {
     String label = batching ? "guard postgresql" : "guard postgresql unbatched";
-    FlushTally tally = new FlushTally();
-    tallies.put(label, tally);
+    GuardCalls calls = guardCalls(label);
     HikariDataSource pool =
         stores.pool(batching ? "peer-guard" : "peer-guard-unbatched", stores.jdbcUrl(), POOL);
     SqlLockBackend backend =
@@ -375,7 +410,7 @@ public final class PeerLockBenchmark {
         IdempotencyGuard.newBuilder(backend)
             .ttl(Duration.ofMinutes(10))
             .batching(batching)
-            .listener(tally)
+            .listener(calls.listener)
             .build();
     return new Contender(
         label,
