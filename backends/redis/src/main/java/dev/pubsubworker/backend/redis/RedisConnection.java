@@ -16,7 +16,11 @@ import io.lettuce.core.cluster.api.async.RedisClusterAsyncCommands;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.codec.ByteArrayCodec;
 import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.metrics.CommandLatencyRecorder;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.DefaultClientResources;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,10 +43,10 @@ final class RedisConnection implements AutoCloseable {
   private final String namespace;
   private final Consumer<RedisClusterCommands<byte[], byte[]>> onConnect;
   private final AbstractRedisClient client;
+  private final ClientResources ownResources;
   private final boolean cluster;
   private final Object connectLock = new Object();
   private volatile Link link;
-  private volatile StatefulConnection<byte[], byte[]> claimConnection;
   private volatile boolean closed;
 
   /** An open connection and its synchronous and asynchronous commands. */
@@ -69,12 +73,15 @@ final class RedisConnection implements AutoCloseable {
             .withTimeout(settings.commandTimeout())
             .withClientName(settings.clientName())
             .build();
+    ClientResources resources = settings.clientResources().orElse(null);
+    if (resources == null) {
+      resources = defaultResources();
+      this.ownResources = resources;
+    } else {
+      this.ownResources = null;
+    }
     if (cluster) {
-      RedisClusterClient clusterClient =
-          settings
-              .clientResources()
-              .map(resources -> RedisClusterClient.create(resources, uri))
-              .orElseGet(() -> RedisClusterClient.create(uri));
+      RedisClusterClient clusterClient = RedisClusterClient.create(resources, uri);
       ClusterClientOptions.Builder options = ClusterClientOptions.builder();
       configure(options, settings);
       options.topologyRefreshOptions(
@@ -85,16 +92,25 @@ final class RedisConnection implements AutoCloseable {
       clusterClient.setOptions(options.build());
       this.client = clusterClient;
     } else {
-      RedisClient redisClient =
-          settings
-              .clientResources()
-              .map(resources -> RedisClient.create(resources, uri))
-              .orElseGet(() -> RedisClient.create(uri));
+      RedisClient redisClient = RedisClient.create(resources, uri);
       ClientOptions.Builder options = ClientOptions.builder();
       configure(options, settings);
       redisClient.setOptions(options.build());
       this.client = redisClient;
     }
+  }
+
+  /**
+   * The driver's default resources (event loops, timer) without its command latency recorder. The
+   * driver records every command's latency into histograms on its event loop when HdrHistogram and
+   * LatencyUtils are on the class path (Micrometer brings both) and publishes them as events nobody
+   * here reads: 6-7 % of the event loop's samples in a profile of the end-to-end benchmark. The
+   * guard's own metrics time the verbs. Resources passed in are used as they are.
+   */
+  private static ClientResources defaultResources() {
+    return DefaultClientResources.builder()
+        .commandLatencyRecorder(CommandLatencyRecorder.disabled())
+        .build();
   }
 
   /** The driver options both client kinds share. */
@@ -156,40 +172,6 @@ final class RedisConnection implements AutoCloseable {
     return l.async();
   }
 
-  /**
-   * A second connection, used only for the claim transaction ({@link FastClaim}), connecting it
-   * first if needed. A transaction's commands must reach the server with no other command between
-   * them; the driver writes a batch of commands one by one, so on the shared connection other
-   * threads' commands could land inside it. On this connection only {@link FastClaim} writes, one
-   * batch at a time. Standalone servers only.
-   *
-   * @param verb names the caller in the error if connecting fails
-   * @throws dev.pubsubworker.core.LockBackendException if connecting fails
-   * @throws IllegalStateException if closed or on a cluster
-   */
-  StatefulConnection<byte[], byte[]> claimConnection(String verb) {
-    StatefulConnection<byte[], byte[]> c = claimConnection;
-    if (c != null) {
-      return c;
-    }
-    if (!(client instanceof RedisClient redisClient)) {
-      throw new IllegalStateException("no claim transaction on a cluster");
-    }
-    synchronized (connectLock) {
-      if (closed) {
-        throw new IllegalStateException("the Redis lock backend is closed");
-      }
-      if (claimConnection == null) {
-        try {
-          claimConnection = redisClient.connect(ByteArrayCodec.INSTANCE);
-        } catch (RuntimeException e) {
-          throw errors.failure(verb, e);
-        }
-      }
-      return claimConnection;
-    }
-  }
-
   private Link connect(String verb) {
     synchronized (connectLock) {
       if (closed) {
@@ -225,8 +207,8 @@ final class RedisConnection implements AutoCloseable {
   }
 
   /**
-   * Closes the connection and shuts the client down (which shuts its resources down unless they
-   * were passed in). Idempotent; {@link #commands} afterwards throws {@link IllegalStateException}.
+   * Closes the connection and shuts the client down, and its resources unless they were passed in.
+   * Idempotent; {@link #commands} afterwards throws {@link IllegalStateException}.
    */
   @Override
   public void close() {
@@ -237,17 +219,18 @@ final class RedisConnection implements AutoCloseable {
       closed = true;
       Link l = link;
       link = null;
-      StatefulConnection<byte[], byte[]> c = claimConnection;
-      claimConnection = null;
       try {
         if (l != null) {
           l.connection().close();
         }
-        if (c != null) {
-          c.close();
-        }
       } finally {
-        client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        try {
+          client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        } finally {
+          if (ownResources != null) {
+            ownResources.shutdown(0, 2, TimeUnit.SECONDS);
+          }
+        }
       }
     }
   }

@@ -51,13 +51,11 @@ import java.util.function.Supplier;
  * leaseExpiry}, {@code expiresAt}, {@code claimToken} and {@code fingerprint}, are read as well and
  * turned into a string by their next write (a rolling upgrade needs no migration). Each verb is one
  * Lua script run with {@code EVALSHA}: one network round trip, atomic on the server, touching
- * exactly one key (so it is Redis Cluster safe; see {@link RedisLockSettings.Builder#cluster}). On
- * a standalone server a claim first tries a transaction without a script ({@code MULTI}, {@code SET
- * NX PX GET}, {@code PEXPIRETIME}, {@code TIME}, {@code EXEC}, also one round trip) that creates a
- * record on a key without one and answers a duplicate or a held key; the rest of the claims (a
- * retry, a reclaim, a record of an earlier version) then run the script. Scripts are loaded once
- * per connection; if the server lost them (restart, failover, {@code SCRIPT FLUSH}) the verb
- * resends the text once with {@code EVAL}.
+ * exactly one key (so it is Redis Cluster safe; see {@link RedisLockSettings.Builder#cluster}). The
+ * claim script's common case, a key without a record, is two commands inside it ({@code TIME} and
+ * one {@code SET NX PXAT GET} that creates the record); a duplicate adds one {@code PEXPIRETIME}.
+ * Scripts are loaded once per connection; if the server lost them (restart, failover, {@code SCRIPT
+ * FLUSH}) the verb resends the text once with {@code EVAL}.
  *
  * <h2>Batches</h2>
  *
@@ -147,7 +145,6 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   private final RedisErrors errors;
   private final RedisConnection connection;
   private final ScriptRunner scripts;
-  private final FastClaim fastClaim;
 
   private RedisLockBackend(RedisLockSettings settings) {
     this.settings = settings;
@@ -156,7 +153,6 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
     this.connection = new RedisConnection(settings, errors, ScriptRunner::loadAll);
     this.scripts =
         new ScriptRunner(connection, errors, settings.clockOffset(), settings.commandTimeout());
-    this.fastClaim = settings.cluster() ? null : new FastClaim(settings.commandTimeout());
   }
 
   /**
@@ -174,8 +170,7 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   }
 
   /**
-   * Connects if not connected yet (on a standalone server also the claim transaction's connection)
-   * and round-trips a {@code PING}: a readiness check.
+   * Connects if not connected yet and round-trips a {@code PING}: a readiness check.
    *
    * @throws LockBackendException if Redis cannot be reached, refuses the credentials, or does not
    *     answer within the command timeout
@@ -187,9 +182,6 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
       commands.ping();
     } catch (RuntimeException e) {
       throw errors.failure("checkConnection", e);
-    }
-    if (fastClaim != null) {
-      connection.claimConnection("checkConnection");
     }
   }
 
@@ -206,36 +198,11 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
   /**
    * {@inheritDoc}
    *
-   * <p>On a standalone server one transaction without a script ({@link FastClaim}: {@code MULTI},
-   * {@code SET NX PX GET}, {@code PEXPIRETIME}, {@code TIME}, {@code EXEC}, one round trip) when
-   * the key has no record, is DONE within its window or is held by another claim; otherwise, and on
-   * a cluster, one {@code EVALSHA} of the claim script (after the transaction, which wrote nothing:
-   * two round trips).
+   * <p>One {@code EVALSHA} of the claim script.
    */
   @Override
   public ClaimResult claim(ClaimRequest request) {
     validateKey(request.key());
-    long offset = settings.clockOffset().getAsLong();
-    if (fastClaim != null && fastClaim.enabled() && offset >= 0) {
-      byte[] redisKey = layout.redisKey(request.key());
-      ClaimResult fast;
-      try {
-        fast =
-            fastClaim.claim(
-                connection.claimConnection("claim"),
-                redisKey,
-                request,
-                freshValue(request),
-                offset);
-      } catch (LockBackendException e) {
-        throw e;
-      } catch (RuntimeException e) {
-        throw errors.failure("claim", e);
-      }
-      if (fast != null) {
-        return fast;
-      }
-    }
     byte[][] args = new byte[CLAIM_ARGS][];
     claimArgs(request, args, 0);
     ScriptReply reply =
@@ -244,24 +211,6 @@ public final class RedisLockBackend implements BatchLockBackend, LockAdmin {
             request.key(),
             () -> scripts.list("claim", LockScript.CLAIM, layout.redisKey(request.key()), args));
     return claimResult(request, reply);
-  }
-
-  /**
-   * The string record a claim creates on a key without one (as {@code encode} in {@code
-   * prelude.lua} writes it): {@code CLAIMED 1 <ttl> <token>}, then a space and the fingerprint if
-   * there is one.
-   */
-  private static byte[] freshValue(ClaimRequest request) {
-    StringBuilder value =
-        new StringBuilder(64)
-            .append("CLAIMED 1 ")
-            .append(request.ttl().toMillis())
-            .append(' ')
-            .append(request.claimToken());
-    if (request.fingerprint() != null) {
-      value.append(' ').append(request.fingerprint());
-    }
-    return value.toString().getBytes(StandardCharsets.UTF_8);
   }
 
   /** Writes a claim's script arguments into {@code args} from {@code at}. */

@@ -28,8 +28,6 @@ class RedisAuthTest {
     "+evalsha",
     "+eval",
     "+script|load",
-    "+multi",
-    "+exec",
     "+scan",
     "+del",
     "+time",
@@ -109,31 +107,6 @@ class RedisAuthTest {
   }
 
   @Test
-  void a_user_without_multi_and_exec_claims_through_the_script_with_the_same_results() {
-    String prefix = TestRedis.uniquePrefix("acl_nomulti");
-    namespaces.add(prefix);
-    String password = "pw-" + UUID.randomUUID();
-    List<String> rules = new ArrayList<>(List.of(MINIMAL_COMMANDS));
-    rules.removeAll(List.of("+multi", "+exec"));
-    String user =
-        createUser(password, KeyLayout.globEscape(prefix) + "*", rules.toArray(new String[0]));
-    RedisLockSettings settings =
-        RedisLockSettings.newBuilder().uri(uriFor(user, password)).keyPrefix(prefix).build();
-    try (RedisLockBackend backend = RedisLockBackend.create(settings)) {
-      for (int i = 0; i < 3; i++) {
-        Claim c = ((ClaimResult.Won) backend.claim("k" + i, Duration.ofSeconds(30), "t")).claim();
-        assertThat(c.fence()).isEqualTo(1);
-        assertThat(backend.claim("k" + i, Duration.ofSeconds(30), "u"))
-            .isInstanceOf(ClaimResult.HeldByOther.class);
-        assertThat(backend.complete(c, Duration.ofMinutes(1))).isTrue();
-        assertThat(backend.claim("k" + i, Duration.ofSeconds(30), "u"))
-            .isInstanceOf(ClaimResult.AlreadyDone.class);
-        assertThat(backend.inspect("k" + i).orElseThrow().fence()).isEqualTo(1);
-      }
-    }
-  }
-
-  @Test
   void a_wrong_password_is_a_lock_backend_exception_that_never_shows_the_password() {
     String user = createUser("right-password", "*", MINIMAL_COMMANDS);
     RedisLockSettings settings =
@@ -163,8 +136,6 @@ class RedisAuthTest {
             "+evalsha",
             "+eval",
             "+script|load",
-            "+multi",
-            "+exec",
             "+time",
             "+get",
             "+pexpiretime",

@@ -10,7 +10,6 @@ import dev.pubsubworker.core.LockResult;
 import io.lettuce.core.event.command.CommandListener;
 import io.lettuce.core.event.command.CommandStartedEvent;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
@@ -22,9 +21,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * One network round trip per verb: counted on the server ({@code INFO commandstats}: one {@code
- * EVALSHA} per verb, or for a claim the script does not need to decide one transaction, {@code
- * MULTI} ... {@code EXEC}; no {@code EVAL}, no {@code SCRIPT LOAD}) and on the client (a Lettuce
- * command listener sees exactly those commands).
+ * EVALSHA} per verb; no {@code EVAL}, no {@code SCRIPT LOAD}, no transaction) and on the client (a
+ * Lettuce command listener sees exactly those commands).
  */
 class RedisRoundTripTest {
 
@@ -74,20 +72,13 @@ class RedisRoundTripTest {
     side.close();
   }
 
-  /** The client-side names of the claim transaction's commands, as the listener sees them. */
-  private static final List<String> TRANSACTION =
-      List.of("MULTI", "SET", "PEXPIRETIME", "TIME", "EXEC").stream()
-          .map(c -> c + " (claim transaction)")
-          .toList();
-
   @Test
-  void every_verb_is_one_round_trip_a_claim_that_needs_no_script_is_a_transaction() {
+  void every_verb_is_one_evalsha() {
     sent.clear();
     long evalshaBefore = side.commandCalls("evalsha");
     long evalBefore = side.commandCalls("eval");
     long scriptBefore = side.commandCalls("script|load");
     long execBefore = side.commandCalls("exec");
-    long multiBefore = side.commandCalls("multi");
 
     for (int i = 0; i < CYCLES; i++) {
       String key = "cycle-" + i;
@@ -104,35 +95,29 @@ class RedisRoundTripTest {
       backend.release(mutex);
     }
 
-    // Claims on a new key, on a DONE key and on a held key: one transaction each (no script);
-    // extend, complete, inspect and release: one EVALSHA each. Eight round trips per cycle.
-    long transactions = 4L * CYCLES;
-    long scripts = 4L * CYCLES;
-    assertThat(side.commandCalls("exec") - execBefore).isEqualTo(transactions);
-    assertThat(side.commandCalls("multi") - multiBefore).isEqualTo(transactions);
+    // Claims on a new key, on a DONE key and on a held key, extend, complete, inspect and
+    // release: one EVALSHA each, eight per cycle.
+    long scripts = 8L * CYCLES;
     assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(scripts);
     assertThat(side.commandCalls("eval") - evalBefore).isZero();
     assertThat(side.commandCalls("script|load") - scriptBefore).isZero();
-    assertThat(sent.keySet()).containsExactlyInAnyOrderElementsOf(withEvalsha());
+    assertThat(side.commandCalls("exec") - execBefore).isZero();
+    assertThat(sent.keySet()).containsExactly("EVALSHA");
     assertThat(sent.get("EVALSHA").sum()).isEqualTo(scripts);
-    for (String command : TRANSACTION) {
-      assertThat(sent.get(command).sum()).as(command).isEqualTo(transactions);
-    }
   }
 
   @Test
-  void a_claim_the_transaction_cannot_decide_runs_the_script_after_it() {
+  void a_retried_claim_is_one_evalsha_that_keeps_the_fence() {
     Claim first = ((ClaimResult.Won) backend.claim("retried", LEASE, "token")).claim();
     sent.clear();
     long evalshaBefore = side.commandCalls("evalsha");
-    long execBefore = side.commandCalls("exec");
     // The same claim token again (a retry after a lost reply): the script re-affirms the claim.
     ClaimResult again = backend.claim("retried", LEASE, "token");
     assertThat(again)
         .isInstanceOfSatisfying(
             ClaimResult.Won.class, w -> assertThat(w.claim().fence()).isEqualTo(first.fence()));
-    assertThat(side.commandCalls("exec") - execBefore).isEqualTo(1);
     assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(1);
+    assertThat(sent.keySet()).containsExactly("EVALSHA");
     assertThat(sent.get("EVALSHA").sum()).isEqualTo(1);
   }
 
@@ -141,32 +126,21 @@ class RedisRoundTripTest {
     try (IdempotencyGuard guard = IdempotencyGuard.newBuilder(backend).lease(LEASE).build()) {
       sent.clear();
       long evalshaBefore = side.commandCalls("evalsha");
-      long execBefore = side.commandCalls("exec");
       for (int i = 0; i < CYCLES; i++) {
         assertThat(guard.lock("guarded-" + i, ctx -> ctx.fencingToken()).executed()).isTrue();
       }
-      // Claim: one transaction; complete: one EVALSHA.
-      assertThat(side.commandCalls("exec") - execBefore).isEqualTo(CYCLES);
-      assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(CYCLES);
+      // Claim and complete: one EVALSHA each.
+      assertThat(side.commandCalls("evalsha") - evalshaBefore).isEqualTo(2L * CYCLES);
       long afterCycles = side.commandCalls("evalsha");
-      long execAfterCycles = side.commandCalls("exec");
       for (int i = 0; i < CYCLES; i++) {
         assertThat(guard.lock("guarded-" + i, ctx -> ctx.fencingToken()))
             .isInstanceOf(LockResult.Duplicate.class);
       }
-      // A duplicate: one transaction, no script.
-      assertThat(side.commandCalls("exec") - execAfterCycles).isEqualTo(CYCLES);
-      assertThat(side.commandCalls("evalsha") - afterCycles).isZero();
-      assertThat(sent.keySet()).containsExactlyInAnyOrderElementsOf(withEvalsha());
-      assertThat(sent.get("EVALSHA").sum()).isEqualTo(CYCLES);
-      assertThat(sent.get(TRANSACTION.get(4)).sum()).isEqualTo(2L * CYCLES);
+      // A duplicate: one EVALSHA.
+      assertThat(side.commandCalls("evalsha") - afterCycles).isEqualTo(CYCLES);
+      assertThat(sent.keySet()).containsExactly("EVALSHA");
+      assertThat(sent.get("EVALSHA").sum()).isEqualTo(3L * CYCLES);
     }
-  }
-
-  private static List<String> withEvalsha() {
-    List<String> all = new java.util.ArrayList<>(TRANSACTION);
-    all.add("EVALSHA");
-    return all;
   }
 
   @Test
@@ -208,7 +182,7 @@ class RedisRoundTripTest {
     side.text().scriptFlush();
     sent.clear();
     long evalBefore = side.commandCalls("eval");
-    // A retried claim (same token) needs the script after the transaction.
+    // A retried claim (same token): its EVALSHA is the first after the flush.
     assertThat(backend.claim("after-flush", LEASE, "t")).isInstanceOf(ClaimResult.Won.class);
     // EVALSHA answered NOSCRIPT, so the text was sent once with EVAL ...
     assertThat(side.commandCalls("eval") - evalBefore).isEqualTo(1);

@@ -94,16 +94,12 @@ final class TestRedis {
       return 0;
     }
 
-    /**
-     * The id of the connection named {@code name} if it is parked on a paused EVALSHA or claim
-     * transaction.
-     */
+    /** The id of the connection named {@code name} if it is parked on a paused EVALSHA. */
     Optional<Long> parkedClient(String name) {
       for (String line : text().clientList().split("\r?\n")) {
         List<String> fields = Arrays.asList(line.split(" "));
         if (fields.contains("name=" + name)
-            // A script, or the claim transaction: Redis holds its SET when it is queued.
-            && (fields.contains("cmd=evalsha") || fields.contains("cmd=set"))
+            && fields.contains("cmd=evalsha")
             && fields.stream().anyMatch(f -> f.startsWith("flags=") && f.contains("b"))) {
           for (String f : fields) {
             if (f.startsWith("id=")) {
