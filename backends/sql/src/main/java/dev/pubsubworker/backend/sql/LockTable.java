@@ -7,6 +7,7 @@ import dev.pubsubworker.core.LockRecord;
 import dev.pubsubworker.core.StoreRefusedException;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -28,17 +29,18 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The statement timeout: on PostgreSQL (with its own driver) the server enforces it. Each
  * statement prepared here is preceded, in the same text and so the same round trip, by {@code
- * SELECT set_config('statement_timeout', '<ms>', true);}: the driver pipelines both before one
- * Sync, so they run in one transaction (the implicit one of an auto-commit statement, or the open
- * one), the setting applies to the statement after it and lapses when that transaction ends. No
- * session setting is left on the pooled connection (a pool shared with other code, a connection
- * proxy that pools per transaction and a transactional-mode work all keep their own), no client
- * timer is armed and no cancel request is sent; a statement that runs too long fails with SQLState
- * {@code 57014} as a driver-cancelled one did. Read such a statement's results with {@link #query}
- * and {@link #executeUpdate}, which step over the {@code set_config} row. The other dialects, and
- * PostgreSQL's JDBC batches ({@link #updateEach}: one timer per batch), keep {@link
- * java.sql.Statement#setQueryTimeout}; MariaDB's driver already turns it into the server's {@code
- * max_statement_time} without a timer.
+ * SELECT set_config('statement_timeout', '<ms>', true);} (from PostgreSQL 12 with {@code
+ * set_config('plan_cache_mode', 'force_generic_plan', true)} in the same {@code SELECT}): the
+ * driver pipelines both before one Sync, so they run in one transaction (the implicit one of an
+ * auto-commit statement, or the open one), the settings apply to the statement after it and lapse
+ * when that transaction ends. No session setting is left on the pooled connection (a pool shared
+ * with other code, a connection proxy that pools per transaction and a transactional-mode work all
+ * keep their own), no client timer is armed and no cancel request is sent; a statement that runs
+ * too long fails with SQLState {@code 57014} as a driver-cancelled one did. Read such a statement's
+ * results with {@link #query} and {@link #executeUpdate}, which step over the {@code set_config}
+ * row. The other dialects, and PostgreSQL's JDBC batches ({@link #updateEach}: one timer per
+ * batch), keep {@link java.sql.Statement#setQueryTimeout}; MariaDB's driver already turns it into
+ * the server's {@code max_statement_time} without a timer.
  *
  * <p>Thread-safe and stateless apart from the {@link DataSource}.
  */
@@ -79,9 +81,24 @@ final class LockTable {
 
   /**
    * PostgreSQL: the statement sent ahead of each of the backend's statements that sets the server's
-   * statement timeout for the rest of the transaction; null on the other dialects.
+   * statement timeout for the rest of the transaction, without its end; null on the other dialects.
    */
   private final String serverTimeout;
+
+  /**
+   * PostgreSQL 12 and later: what {@link #serverTimeout} adds so that the statement after it runs
+   * its prepared generic plan. Under the default {@code plan_cache_mode} ({@code auto}) the server
+   * plans a prepared statement anew (a custom plan) for its first five executions and then whenever
+   * the generic plan's estimated cost exceeds the custom plans' average, which over arrays of
+   * unknown length (the batch verbs) it may; in the end-to-end benchmark that planning took 15 % of
+   * the server's CPU per message. The generic plans are lookups on the primary key whatever the
+   * arrays hold. Like the timeout, the setting lapses with the statement's transaction.
+   */
+  private static final String GENERIC_PLAN =
+      ", set_config('plan_cache_mode', 'force_generic_plan', true)";
+
+  /** {@link #serverTimeout} as sent, decided with {@link #serverTimeoutState}. */
+  private volatile String serverPrefix;
 
   /**
    * Whether statements carry {@link #serverTimeout}: 0 until the first statement is prepared, then
@@ -101,7 +118,7 @@ final class LockTable {
         dialect == SqlDialect.POSTGRESQL
             ? "SELECT set_config('statement_timeout', '"
                 + settings.statementTimeout().toMillis()
-                + "', true); "
+                + "', true)"
             : null;
   }
 
@@ -295,7 +312,7 @@ final class LockTable {
   PreparedStatement prepare(Connection c, SqlTemplate template, SqlTemplate.Params p)
       throws SQLException {
     if (serverTimeout(c)) {
-      return template.after(serverTimeout).prepare(c, p);
+      return template.after(serverPrefix).prepare(c, p);
     }
     PreparedStatement ps = template.prepare(c, p);
     try {
@@ -335,7 +352,12 @@ final class LockTable {
   private boolean serverTimeout(Connection c) throws SQLException {
     int state = serverTimeoutState;
     if (state == 0) {
-      state = serverTimeout != null && PGJDBC.equals(c.getMetaData().getDriverName()) ? 1 : -1;
+      DatabaseMetaData meta = c.getMetaData();
+      state = serverTimeout != null && PGJDBC.equals(meta.getDriverName()) ? 1 : -1;
+      if (state > 0) {
+        serverPrefix =
+            serverTimeout + (meta.getDatabaseMajorVersion() >= 12 ? GENERIC_PLAN : "") + "; ";
+      }
       serverTimeoutState = state;
       log.debug(
           "{}: the statement timeout is enforced by {}",
