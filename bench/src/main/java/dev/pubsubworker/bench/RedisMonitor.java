@@ -16,9 +16,9 @@ import java.util.concurrent.TimeUnit;
  * Counts the commands Redis executes for one client workload, from Redis's own {@code MONITOR}
  * feed: top-level commands (what clients sent: round trips, or pipelined commands) whose line names
  * a key under {@code prefix}, plus the keyless {@code MULTI}, {@code TIME} and {@code EXEC} of the
- * connections that send such lines (a transaction's), and the commands the scripts among them
- * ran inside Redis ({@code [0 lua]} lines, which Redis prints right after their script). Commands
- * of other clients are ignored, so a shared Redis works. {@link #stop} ends the count at a sentinel
+ * connections that send such lines (a transaction's), and the commands the scripts among them ran
+ * inside Redis ({@code [0 lua]} lines, which Redis prints right after their script). Commands of
+ * other clients are ignored, so a shared Redis works. {@link #stop} ends the count at a sentinel
  * {@code ECHO} the caller sends, so nothing in flight is missed.
  */
 final class RedisMonitor implements AutoCloseable {
