@@ -576,8 +576,12 @@ class NoPasswordInAnyOutputTest {
         assertThat(run.exitCode()).as(command + ": " + run.err()).isNotEqualTo(ExitCodes.OK);
       }
     }
-    outputs.put("log (text)", String.join("", text.events.subList(textFrom, text.events.size())));
-    outputs.put("log (json)", String.join("", json.events.subList(jsonFrom, json.events.size())));
+    // Snapshots first: a worker thread of the last run may still be logging, and a sub-list of a
+    // CopyOnWriteArrayList fails on a write made after it was taken.
+    List<String> textLog = List.copyOf(text.events);
+    List<String> jsonLog = List.copyOf(json.events);
+    outputs.put("log (text)", String.join("", textLog.subList(textFrom, textLog.size())));
+    outputs.put("log (json)", String.join("", jsonLog.subList(jsonFrom, jsonLog.size())));
     outputs.put("stdout and stderr of this JVM", consoleText().substring(consoleFrom));
     assertNoMarker(outputs, MARKERS.keySet());
   }

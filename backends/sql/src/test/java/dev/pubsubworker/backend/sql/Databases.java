@@ -61,6 +61,16 @@ final class Databases {
     }
   }
 
+  /** PostgreSQL: the server's {@code server_version_num} (150004 for 15.4), read on {@code ds}. */
+  static int serverVersionNum(DataSource ds) throws SQLException {
+    try (Connection c = ds.getConnection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SHOW server_version_num")) {
+      rs.next();
+      return Integer.parseInt(rs.getString(1));
+    }
+  }
+
   /**
    * PostgreSQL: the sequential scans of {@code table} that the server's statistics show now, read
    * on {@code c} from a fresh statistics snapshot. A session reports its own counts at the end of a

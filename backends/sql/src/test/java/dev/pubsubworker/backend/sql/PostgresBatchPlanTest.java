@@ -9,7 +9,6 @@ import dev.pubsubworker.core.BatchLockBackend.CompleteRequest;
 import dev.pubsubworker.core.ClaimRequest;
 import dev.pubsubworker.core.ClaimResult;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -69,7 +68,7 @@ class PostgresBatchPlanTest {
   @DisplayName("batch claims and completes use the key index with plans cached on an empty table")
   void batches_never_scan_the_whole_table() throws SQLException {
     assumeTrue(
-        serverVersion() >= 150000,
+        Databases.serverVersionNum(pool) >= 150000,
         "needs PostgreSQL 15+ (pg_stat_force_next_flush) to read the scan counts");
     Databases.execute(pool, "ALTER TABLE " + table + " SET (autovacuum_enabled = false)");
     // Every batch size used below is planned (and cached) on the empty table first.
@@ -105,15 +104,6 @@ class PostgresBatchPlanTest {
     }
     assertThat(backend.completeAll(completes)).allSatisfy(r -> assertThat(r.get()).isTrue());
     return requests;
-  }
-
-  private int serverVersion() throws SQLException {
-    try (Connection c = pool.getConnection();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SHOW server_version_num")) {
-      rs.next();
-      return Integer.parseInt(rs.getString(1));
-    }
   }
 
   /** The table's sequential scans so far, this session's included (one pooled connection). */

@@ -66,7 +66,7 @@ class PostgresGenericPlanTest {
   void batch_claims_run_their_prepared_generic_plan_and_leave_the_session_mode_alone()
       throws SQLException {
     assumeTrue(
-        serverVersion() >= 140000,
+        Databases.serverVersionNum(pool) >= 140000,
         "needs PostgreSQL 14+ (pg_prepared_statements counts plans by kind)");
     for (int i = 0; i < BATCHES; i++) {
       List<ClaimRequest> fresh = new ArrayList<>();
@@ -104,15 +104,6 @@ class PostgresGenericPlanTest {
         rs.next();
         assertThat(rs.getString(1)).isEqualTo("auto");
       }
-    }
-  }
-
-  private int serverVersion() throws SQLException {
-    try (Connection c = pool.getConnection();
-        Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery("SHOW server_version_num")) {
-      rs.next();
-      return Integer.parseInt(rs.getString(1));
     }
   }
 }
