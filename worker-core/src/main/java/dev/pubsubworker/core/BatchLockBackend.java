@@ -60,8 +60,12 @@ public interface BatchLockBackend extends LockBackend {
    * connection or across a network's latency; fewer, so that callers share a batch, while they do,
    * as when the store's commits or CPU are the bottleneck), and from how many calls its batches
    * hold (more in flight, whatever the round trips, while queued callers seldom share a batch, so
-   * that none waits a round trip only to be sent alone; fewer only while they do share). Default
-   * {@link #maxConcurrentBatches()}: a fixed limit. At least {@link #maxConcurrentBatches()}.
+   * that none waits a round trip only to be sent alone; fewer only while they do share), and, above
+   * both, from the calls per second it measured at each limit while callers queued: it moves
+   * towards a limit that got clearly more through lately and not to one that got clearly less, so a
+   * store whose throughput falls with more calls in flight keeps its callers sharing batches though
+   * few of them queue at once. Default {@link #maxConcurrentBatches()}: a fixed limit. At least
+   * {@link #maxConcurrentBatches()}.
    */
   default int maxConcurrentCalls() {
     return maxConcurrentBatches();

@@ -38,26 +38,35 @@ import org.slf4j.LoggerFactory;
  * sent. Two flushes in flight at once may hold the same key (as two concurrent single verbs may);
  * one batch never does.
  *
- * <p>The limit adapts to the store, between {@code minInFlight} and {@code maxInFlight}, from the
- * round-trip times of the flushes (as TCP Vegas sizes a congestion window): {@code minRtt} is the
- * shortest flush seen lately (the store unloaded), and over each period of about {@code limit}
- * flushes, {@code limit * (1 - minRtt / meanRtt)} estimates how many of the flushes in flight were
- * waiting at the store rather than being served. When callers had to queue in the period and fewer
- * than {@link #GROW_BELOW} flushes waited at the store — it serves overlapping round trips side by
- * side (a pipelined connection, a pool, a network's latency) — the limit grows by one, so that
- * callers send their own verb instead of waiting for a round trip to end; when more than {@link
- * #SHRINK_ABOVE} waited — the store is the bottleneck — it shrinks by one, so that callers queue
- * and share the next round trip, which saves the store work (a commit, a parse). Round-trip times
- * alone cannot tell such a store from one that serves more when given more while each round trip
- * lengthens (a server on few cores that shares one log flush between concurrent commits); whether
- * queueing pays shows in how many entries the flushes hold, of which the coalescer keeps an average
- * over recent periods. While callers queue but flushes hold fewer than {@link #FEW_SHARED} entries
- * on average, queueing only makes a caller wait a round trip to be sent nearly alone, and the limit
- * grows whatever the round trips; it shrinks only while flushes hold at least {@link #SHARED}
- * entries on average, so that one slot fewer makes queued callers share more. The shortest round
- * trip is taken afresh every {@link #RTT_WINDOW} flushes, so a store that became slower for good (a
- * longer network path) is measured against its new floor. With {@code minInFlight == maxInFlight}
- * the limit is fixed.
+ * <p>The limit adapts to the store, between {@code minInFlight} and {@code maxInFlight}, over
+ * periods of at least {@link #PERIOD_FLUSHES} flushes and {@link #PERIOD_NANOS}. Only periods in
+ * which callers queued count: otherwise the limit bounded nothing. What decides first is
+ * throughput: the coalescer keeps, for each limit it has run at lately (the last {@link
+ * #RATE_FRESH_PERIODS} counted periods), the entries per second that got through, averaged over its
+ * periods. While another limit measured over at least two of them got more than {@link
+ * #RATE_MARGIN} more through than the current one, the limit steps towards it, one per period.
+ * Otherwise two rules propose a step. From the round-trip times (as TCP Vegas sizes a congestion
+ * window): {@code minRtt} is the shortest flush seen lately (the store unloaded), and {@code limit
+ * * (1 - minRtt / meanRtt)} estimates how many of the flushes in flight were waiting at the store
+ * rather than being served; fewer than {@link #GROW_BELOW} waiting — the store serves overlapping
+ * round trips side by side (a pipelined connection, a pool, a network's latency) — proposes one
+ * more, so that callers send their own verb instead of waiting for a round trip to end; more than
+ * {@link #SHRINK_ABOVE} — the store is the bottleneck — proposes one fewer, so that callers queue
+ * and share the next round trip, which saves the store work (a commit, a parse). And from how many
+ * entries the flushes hold (an average over recent periods): while it is below {@link #FEW_SHARED},
+ * queueing only makes a caller wait a round trip to be sent nearly alone, and one more is proposed
+ * whatever the round trips; one fewer is proposed only while it is at least {@link #SHARED}. A
+ * proposed step is taken unless that limit got clearly less through lately (by the same margin).
+ * When neither rule proposes a step and a neighbouring limit has not been measured lately, the
+ * limit moves there for a period, so that every figure it compares stays current. Each limit is
+ * measured over two periods before it is left. Round-trip times and sharing alone cannot tell a
+ * store that serves more when given more while each round trip lengthens (PostgreSQL on few cores,
+ * sharing one log flush between concurrent commits) from one where every round trip in flight costs
+ * the others (its CPU is the bottleneck, and flushes of one entry each cost it a whole statement
+ * and commit): only the throughput measured at each limit does, and with it the limit stays where
+ * the most got through, within the margin. The shortest round trip is taken afresh every {@link
+ * #RTT_WINDOW} flushes, so a store that became slower for good (a longer network path) is measured
+ * against its new floor. With {@code minInFlight == maxInFlight} the limit is fixed.
  *
  * <p>Each entry fails exactly as its single verb would: an entry's own failure is that verb's
  * exception. A batch the store refuses as a whole for what it was asked ({@link
@@ -159,6 +168,30 @@ final class Coalescer<Q, R> {
   /** The weight of one period in the average of entries per flush. */
   static final double SHARING_WEIGHT = 0.25;
 
+  /**
+   * A period of the limit's adaptation lasts at least this long, and at least {@link
+   * #PERIOD_FLUSHES} and {@code limit} flushes.
+   */
+  static final long PERIOD_NANOS = 10_000_000;
+
+  /** A period of the limit's adaptation holds at least this many flushes. */
+  static final int PERIOD_FLUSHES = 16;
+
+  /**
+   * A limit whose throughput was measured in the last this many periods in which callers queued
+   * counts as measured; an older figure is measured afresh before it decides anything.
+   */
+  static final int RATE_FRESH_PERIODS = 32;
+
+  /**
+   * How much more throughput than the current limit's another limit must have shown to count as
+   * better (0.2: 20 %): smaller differences are taken as noise.
+   */
+  static final double RATE_MARGIN = 0.20;
+
+  /** The weight of one period in a limit's average throughput. */
+  static final double RATE_WEIGHT = 0.5;
+
   /** How many batches in a row a thread that ended a flush sends for queued callers itself. */
   static final int MAX_SENT_FOR_OTHERS = 2;
 
@@ -202,6 +235,27 @@ final class Coalescer<Q, R> {
 
   private boolean queuedInPeriod;
 
+  /** When the current period's first flush began ({@link System#nanoTime}); guarded by lock. */
+  private long periodStart;
+
+  /** Periods ended in which callers queued; guarded by lock. */
+  private long queuedPeriods;
+
+  /**
+   * Entries per second delivered while the limit was {@code i} and callers queued, averaged over
+   * such periods ({@link #RATE_WEIGHT}); guarded by lock.
+   */
+  private final double[] rates;
+
+  /** The value of {@link #queuedPeriods} when {@code rates[i]} was last measured; 0: never. */
+  private final long[] ratedAt;
+
+  /** How many periods {@code rates[i]} averages since it was last measured afresh. */
+  private final int[] ratedPeriods;
+
+  /** Which way the next probe of an unmeasured neighbouring limit goes first; guarded by lock. */
+  private boolean probeUp = true;
+
   Coalescer(
       Verbs<Q, R> verbs,
       int maxBatch,
@@ -228,6 +282,9 @@ final class Coalescer<Q, R> {
     this.minInFlight = minInFlight;
     this.maxInFlight = maxInFlight;
     this.limit = minInFlight;
+    this.rates = new double[maxInFlight + 1];
+    this.ratedAt = new long[maxInFlight + 1];
+    this.ratedPeriods = new int[maxInFlight + 1];
     this.verbs = verbs;
     this.maxBatch = maxBatch;
     this.interruptible = interruptible;
@@ -584,23 +641,93 @@ final class Coalescer<Q, R> {
     if (minInFlight == maxInFlight) {
       return;
     }
+    long now = System.nanoTime();
+    if (periodFlushes == 0) {
+      // A period is timed from its first flush's start, so that idle time before it is not counted.
+      periodStart = now - rtt;
+    }
     periodRttSum += rtt;
     periodEntries += entries;
-    if (++periodFlushes < Math.max(limit, 4)) {
+    long elapsed = now - periodStart;
+    if (++periodFlushes < Math.max(limit, PERIOD_FLUSHES) || elapsed < PERIOD_NANOS) {
       return;
     }
     double meanRtt = (double) periodRttSum / periodFlushes;
     double waiting = limit * (1 - minRtt / meanRtt);
     sharing += ((double) periodEntries / periodFlushes - sharing) * SHARING_WEIGHT;
-    if (queuedInPeriod && limit < maxInFlight && (waiting < GROW_BELOW || sharing < FEW_SHARED)) {
-      limit++;
-    } else if (waiting > SHRINK_ABOVE && sharing >= SHARED && limit > minInFlight) {
-      limit--;
+    if (queuedInPeriod) {
+      // Only while callers queue does the limit bound what gets through.
+      limit = nextLimit(periodEntries * 1e9 / elapsed, waiting);
     }
     periodRttSum = 0;
     periodEntries = 0;
     periodFlushes = 0;
+    periodStart = now;
     queuedInPeriod = false;
+  }
+
+  /**
+   * The limit for the next period, after one in which callers queued and {@code rate} entries per
+   * second got through, with {@code waiting} flushes waiting at the store on average. See the class
+   * comment: throughput measured lately decides first, the round-trip and sharing rules propose, an
+   * unmeasured neighbouring limit is probed.
+   */
+  private int nextLimit(double rate, double waiting) {
+    queuedPeriods++;
+    if (isFresh(limit)) {
+      rates[limit] += (rate - rates[limit]) * RATE_WEIGHT;
+      ratedPeriods[limit]++;
+    } else {
+      rates[limit] = rate;
+      ratedPeriods[limit] = 1;
+    }
+    ratedAt[limit] = queuedPeriods;
+    if (!isKnown(limit)) {
+      // Every limit is measured over two periods before it is left, so that each is compared.
+      return limit;
+    }
+    double threshold = rates[limit] * (1 + RATE_MARGIN);
+    int best = limit;
+    for (int l = minInFlight; l <= maxInFlight; l++) {
+      if (l != limit && isKnown(l) && rates[l] > threshold && rates[l] > rates[best]) {
+        best = l;
+      }
+    }
+    if (best != limit) {
+      // Another limit clearly got more through lately: one step towards it.
+      return best > limit ? limit + 1 : limit - 1;
+    }
+    int proposed = limit;
+    if (limit < maxInFlight && (waiting < GROW_BELOW || sharing < FEW_SHARED)) {
+      proposed = limit + 1;
+    } else if (waiting > SHRINK_ABOVE && sharing >= SHARED && limit > minInFlight) {
+      proposed = limit - 1;
+    }
+    if (proposed != limit) {
+      // Unless that limit clearly got less through lately.
+      boolean worse = isKnown(proposed) && rates[proposed] * (1 + RATE_MARGIN) < rates[limit];
+      return worse ? limit : proposed;
+    }
+    boolean up = limit < maxInFlight && !isFresh(limit + 1);
+    boolean down = limit > minInFlight && !isFresh(limit - 1);
+    if (up && down) {
+      probeUp = !probeUp;
+      return probeUp ? limit + 1 : limit - 1;
+    }
+    return up ? limit + 1 : down ? limit - 1 : limit;
+  }
+
+  /** Whether the throughput at limit {@code l} was measured lately; under the lock. */
+  private boolean isFresh(int l) {
+    return ratedAt[l] > 0 && queuedPeriods - ratedAt[l] < RATE_FRESH_PERIODS;
+  }
+
+  /**
+   * Whether the throughput at limit {@code l} was measured lately over at least two periods, so
+   * that one odd period (a burst of callers at once, a pause of the process) decides nothing.
+   */
+  private boolean isKnown(int l) {
+    return isFresh(l) && ratedPeriods[l] >= 2;
   }
 
   /**

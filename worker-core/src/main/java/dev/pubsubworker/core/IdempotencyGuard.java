@@ -68,18 +68,20 @@ import org.jspecify.annotations.Nullable;
  * queue, and when a call ends the next of them sends the queue as one batch (up to {@link
  * BatchLockBackend#maxBatchSize()} entries, distinct keys). The limit starts at {@link
  * BatchLockBackend#maxConcurrentBatches()} and adapts, up to {@link
- * BatchLockBackend#maxConcurrentCalls()}, to the round-trip times the guard measures: it rises
- * while more calls in flight do not lengthen them (the store serves them side by side, so a queued
- * caller would only wait) and falls while they do (the store is the bottleneck, and a batch saves
- * it work). Each entry keeps the single verb's semantics and the claim retry above. A batch the
- * store refuses as a whole ({@link StoreRefusedException}: it is up, and may have refused the
- * statement for one entry, a table constraint or a value it cannot take) is sent again entry by
- * entry, each on its own caller's thread at once, so one key never fails its batch-mates; a round
- * trip that fails as a whole for any other reason (unreachable, a timeout) fails every entry as the
- * single verb would, without a second wait. A complete sent by {@link #lockAsync} that has to queue
- * does not wait either: its caller returns, and its batch goes with the next slot (sent by the
- * thread that ended a flush, or by the guard's flusher thread). {@link Builder#batching} turns it
- * on or off.
+ * BatchLockBackend#maxConcurrentCalls()}, to what the guard measures while callers queue:
+ * round-trip times and how many calls its batches hold propose a step (more in flight while more do
+ * not lengthen round trips, or while queued callers seldom share a batch; fewer while the store is
+ * the bottleneck and a batch saves it work), and the throughput measured at each limit decides: the
+ * limit steps towards one that lately got clearly more calls through per second, and does not take
+ * a step to one that got clearly fewer. Each entry keeps the single verb's semantics and the claim
+ * retry above. A batch the store refuses as a whole ({@link StoreRefusedException}: it is up, and
+ * may have refused the statement for one entry, a table constraint or a value it cannot take) is
+ * sent again entry by entry, each on its own caller's thread at once, so one key never fails its
+ * batch-mates; a round trip that fails as a whole for any other reason (unreachable, a timeout)
+ * fails every entry as the single verb would, without a second wait. A complete sent by {@link
+ * #lockAsync} that has to queue does not wait either: its caller returns, and its batch goes with
+ * the next slot (sent by the thread that ended a flush, or by the guard's flusher thread). {@link
+ * Builder#batching} turns it on or off.
  *
  * <p>Thread-safe. One guard may serve a whole process, or several guards (e.g. one per
  * subscription, each with its own listener) may share one backend and one heartbeat scheduler (see
